@@ -1,0 +1,61 @@
+//===- DType.h - Element types of solder tensors ----------------*- C++ -*-===//
+//
+// The element types solder values can carry, their sizes and names, and the
+// conversions between the 16-bit float formats and float.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SOLDER_IR_DTYPE_H
+#define SOLDER_IR_DTYPE_H
+
+#include "llvm/ADT/StringRef.h"
+#include <cstdint>
+#include <cstring>
+#include <optional>
+
+namespace solder {
+
+enum class DType : uint8_t {
+  Undefined,
+  F32,
+  F16,
+  BF16,
+  F64,
+  I8,
+  U8,
+  I16,
+  U16,
+  I32,
+  U32,
+  I64,
+  U64,
+  Bool,
+};
+
+/// Size of one element in bytes (0 for Undefined).
+unsigned dtypeSize(DType T);
+/// Short textual name: "f32", "i64", "bool"...
+llvm::StringRef dtypeName(DType T);
+/// Inverse of dtypeName.
+std::optional<DType> parseDType(llvm::StringRef Name);
+/// ONNX TensorProto::DataType codes <-> DType (nullopt when unsupported).
+std::optional<DType> dtypeFromOnnx(int64_t Code);
+int onnxDTypeCode(DType T);
+bool isFloat(DType T);   // f16, bf16, f32, f64
+bool isInteger(DType T); // signed or unsigned integers (not bool)
+bool isSigned(DType T);
+
+/// IEEE half <-> float, round to nearest even.
+float halfToFloat(uint16_t H);
+uint16_t floatToHalf(float F);
+/// bfloat16 <-> float, round to nearest even (NaN stays NaN).
+inline float bf16ToFloat(uint16_t B) {
+  uint32_t U = uint32_t(B) << 16;
+  float F;
+  std::memcpy(&F, &U, 4);
+  return F;
+}
+uint16_t floatToBF16(float F);
+
+} // namespace solder
+
+#endif

@@ -1,0 +1,173 @@
+//===- Graph.cpp - solder's IR: values, nodes, graphs ----------------------===//
+#include "ir/Graph.h"
+#include "ir/OpRegistry.h"
+#include <algorithm>
+#include <cassert>
+
+namespace solder {
+
+llvm::StringRef Node::opName() const { return solder::opName(Kind); }
+
+void Node::setOperand(unsigned I, Value *V) {
+  if (I >= Operands.size())
+    Operands.resize(I + 1, nullptr);
+  if (Value *Old = Operands[I]) {
+    auto &U = Old->Uses;
+    U.erase(std::find(U.begin(), U.end(), Use{this, I}));
+  }
+  Operands[I] = V;
+  if (V)
+    V->Uses.push_back(Use{this, I});
+}
+
+void Node::setBody(std::unique_ptr<Graph> G) { Body = std::move(G); }
+
+std::string Node::describe() const {
+  std::string S = opName().str() + " node";
+  if (!Name.empty())
+    S += " '" + Name + "'";
+  else if (!Results.empty() && Results[0])
+    S += " producing '" + Results[0]->name() + "'";
+  return S;
+}
+
+Graph::~Graph() = default;
+
+Value *Graph::createValue(llvm::StringRef N, TensorType Type) {
+  std::string Unique = N.empty() ? uniqueName("v") : N.str();
+  assert(!ByName.count(Unique) && "duplicate value name");
+  Values.push_back(std::unique_ptr<Value>(new Value(this, Unique, Type)));
+  Value *V = Values.back().get();
+  ByName[Unique] = V;
+  return V;
+}
+
+void Graph::destroyValue(Value *V) {
+  assert(V->Uses.empty() && "destroying a value that is still used");
+  ByName.erase(V->name());
+  auto It = std::find_if(Values.begin(), Values.end(),
+                         [&](const auto &P) { return P.get() == V; });
+  assert(It != Values.end());
+  Values.erase(It);
+}
+
+Value *Graph::addInput(llvm::StringRef N, TensorType Type) {
+  Value *V = createValue(N, std::move(Type));
+  V->IsInput = true;
+  Inputs.push_back(V);
+  return V;
+}
+
+Value *Graph::addConstant(llvm::StringRef N, Tensor T) {
+  return addConstant(N, std::make_shared<const Tensor>(std::move(T)));
+}
+
+Value *Graph::addConstant(llvm::StringRef N, std::shared_ptr<const Tensor> T) {
+  Value *V = createValue(N, T->type());
+  V->Constant = std::move(T);
+  Constants.push_back(V);
+  return V;
+}
+
+Node *Graph::addNode(OpKind Kind, llvm::ArrayRef<Value *> Operands,
+                     llvm::ArrayRef<std::string> ResultNames,
+                     llvm::StringRef NodeName) {
+  return insertNode(Nodes.end(), Kind, Operands, ResultNames, NodeName);
+}
+
+Node *Graph::insertNode(NodeList::iterator Pos, OpKind Kind,
+                        llvm::ArrayRef<Value *> Operands,
+                        llvm::ArrayRef<std::string> ResultNames,
+                        llvm::StringRef NodeName) {
+  auto It = Nodes.insert(
+      Pos, std::unique_ptr<Node>(new Node(this, Kind, NodeName.str())));
+  Node *N = It->get();
+  for (unsigned I = 0; I < Operands.size(); ++I)
+    N->setOperand(I, Operands[I]);
+  for (unsigned I = 0; I < ResultNames.size(); ++I) {
+    Value *R = createValue(ResultNames[I], TensorType());
+    R->Producer = N;
+    R->ResultIndex = I;
+    N->Results.push_back(R);
+  }
+  return N;
+}
+
+Value *Graph::lookup(llvm::StringRef N) const {
+  auto It = ByName.find(N);
+  return It == ByName.end() ? nullptr : It->second;
+}
+
+Graph::NodeList::iterator Graph::iteratorOf(Node *N) {
+  return std::find_if(Nodes.begin(), Nodes.end(),
+                      [&](const auto &P) { return P.get() == N; });
+}
+
+bool Graph::isOutput(const Value *V) const {
+  return std::find(Outputs.begin(), Outputs.end(), V) != Outputs.end();
+}
+
+void Graph::replaceAllUsesWith(Value *From, Value *To) {
+  assert(From != To);
+  while (!From->Uses.empty()) {
+    Use U = From->Uses.back();
+    U.User->setOperand(U.OperandIndex, To);
+  }
+  for (Value *&O : Outputs)
+    if (O == From)
+      O = To;
+}
+
+void Graph::eraseNode(Node *N) {
+  auto It = iteratorOf(N);
+  assert(It != Nodes.end() && "node not in this graph");
+  for (unsigned I = 0; I < N->numOperands(); ++I)
+    N->setOperand(I, nullptr);
+  for (Value *R : N->Results) {
+    if (!R)
+      continue;
+    assert(!R->hasUses() && !isOutput(R) && "erasing a node still in use");
+    destroyValue(R);
+  }
+  Nodes.erase(It);
+}
+
+Value *Graph::replaceWithConstant(Value *V, Tensor T) {
+  std::string Name = V->name();
+  // Rename the old value so the constant can take the user-visible name.
+  renameValue(V, uniqueName(Name + ".dead"));
+  Value *C = addConstant(Name, std::move(T));
+  replaceAllUsesWith(V, C);
+  return C;
+}
+
+void Graph::removeUnusedConstants() {
+  std::vector<Value *> Keep;
+  for (Value *C : Constants) {
+    if (C->hasUses() || isOutput(C))
+      Keep.push_back(C);
+    else
+      destroyValue(C);
+  }
+  Constants = std::move(Keep);
+}
+
+void Graph::renameValue(Value *V, llvm::StringRef NewName) {
+  assert(!ByName.count(NewName) && "renaming onto a used name");
+  ByName.erase(V->Name);
+  V->Name = NewName.str();
+  ByName[V->Name] = V;
+}
+
+std::string Graph::uniqueName(llvm::StringRef Base) {
+  std::string B = Base.empty() ? "v" : Base.str();
+  if (!ByName.count(B))
+    return B;
+  while (true) {
+    std::string Cand = B + "." + std::to_string(++NameCounter);
+    if (!ByName.count(Cand))
+      return Cand;
+  }
+}
+
+} // namespace solder

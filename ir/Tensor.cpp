@@ -1,0 +1,196 @@
+//===- Tensor.cpp - Host tensors ------------------------------------------===//
+#include "ir/Tensor.h"
+#include <cassert>
+#include <cmath>
+#include <cstdlib>
+
+namespace solder {
+
+static std::shared_ptr<char> allocateStorage(size_t Bytes) {
+  // 64-byte alignment so BLAS and vector loops get aligned rows; never a
+  // zero-sized allocation, so rawData() of an empty tensor is non-null.
+  size_t Rounded = (std::max<size_t>(Bytes, 1) + 63) / 64 * 64;
+  char *P = static_cast<char *>(std::aligned_alloc(64, Rounded));
+  if (!P)
+    throw std::bad_alloc();
+  std::memset(P, 0, Rounded);
+  return std::shared_ptr<char>(P, [](char *Q) { std::free(Q); });
+}
+
+static int64_t product(llvm::ArrayRef<int64_t> Dims) {
+  int64_t N = 1;
+  for (int64_t D : Dims)
+    N *= D;
+  return N;
+}
+
+Tensor::Tensor(DType Elem, llvm::ArrayRef<int64_t> Dims)
+    : Elem(Elem), Dims(Dims.begin(), Dims.end()) {
+  Storage = allocateStorage(size_t(product(Dims)) * dtypeSize(Elem));
+}
+
+Tensor Tensor::fromBytes(DType Elem, llvm::ArrayRef<int64_t> Dims,
+                         std::string &&Bytes) {
+  assert(Bytes.size() == size_t(product(Dims)) * dtypeSize(Elem) &&
+         "byte size does not match the shape");
+  Tensor T;
+  T.Elem = Elem;
+  T.Dims.assign(Dims.begin(), Dims.end());
+  if (Bytes.empty()) {
+    T.Storage = allocateStorage(0);
+    return T;
+  }
+  auto Owner = std::make_shared<std::string>(std::move(Bytes));
+  T.Storage = std::shared_ptr<char>(Owner, Owner->data());
+  return T;
+}
+
+Tensor Tensor::copyOf(DType Elem, llvm::ArrayRef<int64_t> Dims,
+                      const void *Src) {
+  Tensor T(Elem, Dims);
+  if (T.byteSize())
+    std::memcpy(T.mutableRawData(), Src, T.byteSize());
+  return T;
+}
+
+Tensor Tensor::scalar(DType Elem, double V) {
+  Tensor T(Elem, {});
+  T.setDouble(0, V);
+  return T;
+}
+
+Tensor Tensor::fromInt64s(llvm::ArrayRef<int64_t> Values) {
+  Tensor T(DType::I64, {int64_t(Values.size())});
+  if (!Values.empty())
+    std::memcpy(T.mutableRawData(), Values.data(), Values.size() * 8);
+  return T;
+}
+
+Tensor Tensor::fromFloats(llvm::ArrayRef<float> Values,
+                          llvm::ArrayRef<int64_t> Dims) {
+  assert(int64_t(Values.size()) == product(Dims) && "size mismatch");
+  return copyOf(DType::F32, Dims, Values.data());
+}
+
+int64_t Tensor::numElements() const { return product(Dims); }
+
+Tensor Tensor::reshaped(llvm::ArrayRef<int64_t> NewDims) const {
+  assert(product(NewDims) == numElements() && "reshape changes the size");
+  Tensor T = *this;
+  T.Dims.assign(NewDims.begin(), NewDims.end());
+  return T;
+}
+
+double Tensor::getDouble(int64_t I) const {
+  const char *P = Storage.get();
+  switch (Elem) {
+  case DType::F32:
+    return reinterpret_cast<const float *>(P)[I];
+  case DType::F64:
+    return reinterpret_cast<const double *>(P)[I];
+  case DType::F16:
+    return halfToFloat(reinterpret_cast<const uint16_t *>(P)[I]);
+  case DType::BF16:
+    return bf16ToFloat(reinterpret_cast<const uint16_t *>(P)[I]);
+  case DType::I8:
+    return reinterpret_cast<const int8_t *>(P)[I];
+  case DType::U8:
+    return reinterpret_cast<const uint8_t *>(P)[I];
+  case DType::I16:
+    return reinterpret_cast<const int16_t *>(P)[I];
+  case DType::U16:
+    return reinterpret_cast<const uint16_t *>(P)[I];
+  case DType::I32:
+    return reinterpret_cast<const int32_t *>(P)[I];
+  case DType::U32:
+    return reinterpret_cast<const uint32_t *>(P)[I];
+  case DType::I64:
+    return double(reinterpret_cast<const int64_t *>(P)[I]);
+  case DType::U64:
+    return double(reinterpret_cast<const uint64_t *>(P)[I]);
+  case DType::Bool:
+    return reinterpret_cast<const uint8_t *>(P)[I] ? 1.0 : 0.0;
+  case DType::Undefined:
+    break;
+  }
+  return 0;
+}
+
+int64_t Tensor::getInt64(int64_t I) const {
+  const char *P = Storage.get();
+  switch (Elem) {
+  case DType::I64:
+    return reinterpret_cast<const int64_t *>(P)[I];
+  case DType::U64:
+    return int64_t(reinterpret_cast<const uint64_t *>(P)[I]);
+  case DType::I32:
+    return reinterpret_cast<const int32_t *>(P)[I];
+  case DType::U32:
+    return reinterpret_cast<const uint32_t *>(P)[I];
+  default:
+    return int64_t(getDouble(I));
+  }
+}
+
+void Tensor::setDouble(int64_t I, double V) {
+  char *P = Storage.get();
+  switch (Elem) {
+  case DType::F32:
+    reinterpret_cast<float *>(P)[I] = float(V);
+    break;
+  case DType::F64:
+    reinterpret_cast<double *>(P)[I] = V;
+    break;
+  case DType::F16:
+    reinterpret_cast<uint16_t *>(P)[I] = floatToHalf(float(V));
+    break;
+  case DType::BF16:
+    reinterpret_cast<uint16_t *>(P)[I] = floatToBF16(float(V));
+    break;
+  case DType::I8:
+    reinterpret_cast<int8_t *>(P)[I] = int8_t(V);
+    break;
+  case DType::U8:
+    reinterpret_cast<uint8_t *>(P)[I] = uint8_t(V);
+    break;
+  case DType::I16:
+    reinterpret_cast<int16_t *>(P)[I] = int16_t(V);
+    break;
+  case DType::U16:
+    reinterpret_cast<uint16_t *>(P)[I] = uint16_t(V);
+    break;
+  case DType::I32:
+    reinterpret_cast<int32_t *>(P)[I] = int32_t(V);
+    break;
+  case DType::U32:
+    reinterpret_cast<uint32_t *>(P)[I] = uint32_t(V);
+    break;
+  case DType::I64:
+    reinterpret_cast<int64_t *>(P)[I] = int64_t(V);
+    break;
+  case DType::U64:
+    reinterpret_cast<uint64_t *>(P)[I] = uint64_t(V);
+    break;
+  case DType::Bool:
+    reinterpret_cast<uint8_t *>(P)[I] = V != 0;
+    break;
+  case DType::Undefined:
+    break;
+  }
+}
+
+llvm::SmallVector<int64_t, 8> Tensor::toInt64Vector() const {
+  llvm::SmallVector<int64_t, 8> R;
+  for (int64_t I = 0, E = numElements(); I < E; ++I)
+    R.push_back(getInt64(I));
+  return R;
+}
+
+bool Tensor::bitwiseEqual(const Tensor &O) const {
+  if (Elem != O.Elem || Dims != O.Dims)
+    return false;
+  return byteSize() == 0 ||
+         std::memcmp(rawData(), O.rawData(), byteSize()) == 0;
+}
+
+} // namespace solder

@@ -1,0 +1,81 @@
+//===- Tensor.h - Host tensors: weights and reference values ----*- C++ -*-===//
+//
+// A Tensor is a static-shaped, dense, row-major block of host memory. The
+// storage is reference-counted and immutable once shared: copying a Tensor
+// copies a pointer, never the data, so an initializer is held once however
+// many nodes or constant-folding steps use it.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SOLDER_IR_TENSOR_H
+#define SOLDER_IR_TENSOR_H
+
+#include "ir/DType.h"
+#include "ir/Type.h"
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/SmallVector.h"
+#include <memory>
+#include <string>
+
+namespace solder {
+
+class Tensor {
+public:
+  Tensor() = default;
+  /// Allocates zero-filled storage for the given type and shape.
+  Tensor(DType Elem, llvm::ArrayRef<int64_t> Dims);
+  /// Adopts an existing byte buffer (e.g. the raw_data string of an ONNX
+  /// TensorProto, moved in), without copying it. Size must match.
+  static Tensor fromBytes(DType Elem, llvm::ArrayRef<int64_t> Dims,
+                          std::string &&Bytes);
+  /// Copies Count*dtypeSize bytes from Src.
+  static Tensor copyOf(DType Elem, llvm::ArrayRef<int64_t> Dims,
+                       const void *Src);
+  /// A rank-0 tensor / 1-D tensor from values (converted to Elem).
+  static Tensor scalar(DType Elem, double V);
+  static Tensor fromInt64s(llvm::ArrayRef<int64_t> Values);
+  static Tensor fromFloats(llvm::ArrayRef<float> Values,
+                           llvm::ArrayRef<int64_t> Dims);
+
+  bool isNull() const { return !Storage; }
+  DType dtype() const { return Elem; }
+  llvm::ArrayRef<int64_t> dims() const { return Dims; }
+  unsigned rank() const { return Dims.size(); }
+  int64_t numElements() const;
+  size_t byteSize() const { return size_t(numElements()) * dtypeSize(Elem); }
+  TensorType type() const { return TensorType(Elem, Dims); }
+
+  const void *rawData() const { return Storage.get(); }
+  /// Mutable access; only valid while this tensor is the sole owner (fresh
+  /// results of a kernel). Shared weights are never written.
+  void *mutableRawData() { return Storage.get(); }
+  template <typename T> const T *data() const {
+    return static_cast<const T *>(rawData());
+  }
+  template <typename T> T *mutableData() {
+    return static_cast<T *>(mutableRawData());
+  }
+
+  /// Same storage, new shape (element count must match).
+  Tensor reshaped(llvm::ArrayRef<int64_t> NewDims) const;
+
+  /// Element I converted to double / int64 (any dtype). For shape tensors,
+  /// attributes and tests; kernels use typed pointers.
+  double getDouble(int64_t I) const;
+  int64_t getInt64(int64_t I) const;
+  void setDouble(int64_t I, double V);
+  /// All elements as int64 (for shape-like tensors: axes, pads, shapes).
+  llvm::SmallVector<int64_t, 8> toInt64Vector() const;
+
+  /// Bitwise equality of type, shape and bytes.
+  bool bitwiseEqual(const Tensor &O) const;
+  bool operator==(const Tensor &O) const { return bitwiseEqual(O); }
+
+private:
+  DType Elem = DType::Undefined;
+  llvm::SmallVector<int64_t, 4> Dims;
+  std::shared_ptr<char> Storage; // aliasing pointer into the owner
+};
+
+} // namespace solder
+
+#endif

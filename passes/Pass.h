@@ -1,0 +1,50 @@
+//===- Pass.h - The pass interface ------------------------------*- C++ -*-===//
+//
+// A pass rewrites a Graph in place. `run` returns whether it changed the
+// graph, or an error for malformed input. A rewrite that does not apply to a
+// candidate is not an error: the pass records a Decision with the reason,
+// printed when the pipeline runs with debug output.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SOLDER_PASSES_PASS_H
+#define SOLDER_PASSES_PASS_H
+
+#include "ir/Graph.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+#include <string>
+#include <vector>
+
+namespace solder {
+
+/// Why a rewrite did or did not apply to one candidate node.
+struct Decision {
+  bool Applied = false;
+  std::string Reason;
+  static Decision yes() { return {true, ""}; }
+  static Decision no(std::string Why) { return {false, std::move(Why)}; }
+  explicit operator bool() const { return Applied; }
+};
+
+/// Reasons collected during one pass run ("Conv node 'c1': not fused: ...").
+class DecisionLog {
+public:
+  void note(const Node &N, const Decision &D);
+  llvm::ArrayRef<std::string> entries() const { return Entries; }
+  void clear() { Entries.clear(); }
+
+private:
+  std::vector<std::string> Entries;
+};
+
+class Pass {
+public:
+  virtual ~Pass() = default;
+  /// Stable kebab-case name: used by --disable-pass and dump file names.
+  virtual llvm::StringRef name() const = 0;
+  virtual llvm::Expected<bool> run(Graph &G, DecisionLog &Log) = 0;
+};
+
+} // namespace solder
+
+#endif

@@ -1,0 +1,130 @@
+//===- Pipeline.cpp - The ordered pass pipeline ----------------------------===//
+//
+// The one place that decides which passes run and in what order:
+//
+//   identity-elimination   first, so folding and later pattern matching see
+//                          through Identity/Dropout.
+//   shape-folding   \      alternate until neither changes: folding a Shape
+//   constant-folding /     makes its consumers constant, and a folded Reshape
+//                          target makes a later Shape static.
+//   dead-code-elimination  last: folding leaves whole shape sub-graphs and
+//                          their weights unused.
+//
+//===----------------------------------------------------------------------===//
+#include "passes/Pipeline.h"
+#include "ir/OpRegistry.h"
+#include "ir/Printer.h"
+#include "ir/Verifier.h"
+#include "passes/ConstantFolding.h"
+#include "passes/DeadCodeElimination.h"
+#include "passes/IdentityElimination.h"
+#include "passes/ShapeFolding.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/raw_ostream.h"
+#include <algorithm>
+
+namespace solder {
+
+namespace {
+/// A run of passes; a fixpoint stage repeats until no pass changes anything.
+struct Stage {
+  std::vector<std::unique_ptr<Pass>> Passes;
+  bool Fixpoint = false;
+};
+
+constexpr unsigned MaxFixpointRounds = 16;
+
+std::vector<Stage> buildStages(const PipelineOptions &Opts) {
+  std::vector<Stage> S(3);
+  S[0].Passes.push_back(std::make_unique<IdentityElimination>());
+  S[1].Fixpoint = true;
+  S[1].Passes.push_back(std::make_unique<ShapeFolding>());
+  S[1].Passes.push_back(
+      std::make_unique<ConstantFolding>(Opts.MaxFoldedConstantBytes));
+  S[2].Passes.push_back(std::make_unique<DeadCodeElimination>());
+  return S;
+}
+
+bool isDisabled(const PipelineOptions &Opts, llvm::StringRef Name) {
+  return std::find(Opts.DisabledPasses.begin(), Opts.DisabledPasses.end(),
+                   Name.str()) != Opts.DisabledPasses.end();
+}
+
+llvm::Error dumpGraph(const Graph &G, const PipelineOptions &Opts,
+                      unsigned &Counter, llvm::StringRef Label) {
+  if (Opts.DumpAfterAllDir.empty())
+    return llvm::Error::success();
+  std::string Path = llvm::formatv("{0}/{1:2}-{2}.ir", Opts.DumpAfterAllDir,
+                                   Counter++, Label);
+  std::error_code EC;
+  llvm::raw_fd_ostream OS(Path, EC);
+  if (EC)
+    return makeError("cannot write '" + Path + "': " + EC.message());
+  PrintOptions P;
+  P.ElideLargeConstants = true;
+  printGraph(OS, G, P);
+  return llvm::Error::success();
+}
+} // namespace
+
+std::vector<std::unique_ptr<Pass>> buildPipeline(const PipelineOptions &Opts) {
+  std::vector<std::unique_ptr<Pass>> All;
+  for (Stage &S : buildStages(Opts))
+    for (auto &P : S.Passes)
+      All.push_back(std::move(P));
+  return All;
+}
+
+std::vector<std::string> pipelinePassNames() {
+  std::vector<std::string> Names;
+  for (auto &P : buildPipeline(PipelineOptions()))
+    Names.push_back(P->name().str());
+  return Names;
+}
+
+llvm::Error runPipeline(Graph &G, const PipelineOptions &Opts) {
+  for (const std::string &D : Opts.DisabledPasses) {
+    auto Names = pipelinePassNames();
+    if (std::find(Names.begin(), Names.end(), D) == Names.end())
+      return makeError("unknown pass '" + D + "' in --disable-pass");
+  }
+  if (!Opts.DumpAfterAllDir.empty())
+    if (auto EC = llvm::sys::fs::create_directories(Opts.DumpAfterAllDir))
+      return makeError("cannot create '" + Opts.DumpAfterAllDir +
+                       "': " + EC.message());
+  unsigned Counter = 0;
+  if (auto E = dumpGraph(G, Opts, Counter, "input"))
+    return E;
+  DecisionLog Log;
+  for (Stage &S : buildStages(Opts)) {
+    for (unsigned Round = 0; Round < MaxFixpointRounds; ++Round) {
+      bool Changed = false;
+      for (auto &P : S.Passes) {
+        if (isDisabled(Opts, P->name()))
+          continue;
+        Log.clear();
+        llvm::Expected<bool> C = P->run(G, Log);
+        if (!C)
+          return llvm::createStringError(
+              llvm::inconvertibleErrorCode(),
+              P->name() + ": " + llvm::toString(C.takeError()));
+        Changed |= *C;
+        if (Opts.DebugStream)
+          for (const std::string &Line : Log.entries())
+            *Opts.DebugStream << "[" << P->name() << "] " << Line << "\n";
+        if (Opts.VerifyEachPass)
+          if (auto E = verifyGraph(G))
+            return makeError("IR invalid after " + P->name() + ": " +
+                             llvm::toString(std::move(E)));
+        if (auto E = dumpGraph(G, Opts, Counter, P->name()))
+          return E;
+      }
+      if (!S.Fixpoint || !Changed)
+        break;
+    }
+  }
+  return llvm::Error::success();
+}
+
+} // namespace solder

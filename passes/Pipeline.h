@@ -1,0 +1,46 @@
+//===- Pipeline.h - The ordered pass pipeline -------------------*- C++ -*-===//
+#ifndef SOLDER_PASSES_PIPELINE_H
+#define SOLDER_PASSES_PIPELINE_H
+
+#include "passes/Pass.h"
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace llvm {
+class raw_ostream;
+}
+
+namespace solder {
+
+/// Every knob of the pipeline, in one typed struct.
+struct PipelineOptions {
+  /// Pass names (Pass::name()) to skip.
+  std::vector<std::string> DisabledPasses;
+  /// When non-empty, the IR is written after each pass into this folder as
+  /// numbered files: 00-input.ir, 01-<pass>.ir, ...
+  std::string DumpAfterAllDir;
+  /// Run the verifier after every pass (default on in debug builds).
+#ifdef NDEBUG
+  bool VerifyEachPass = false;
+#else
+  bool VerifyEachPass = true;
+#endif
+  /// Where pass decisions are printed; null = quiet.
+  llvm::raw_ostream *DebugStream = nullptr;
+  /// Constant folding does not materialize results larger than this
+  /// (bytes), so a folded broadcast cannot blow up the weights.
+  size_t MaxFoldedConstantBytes = size_t(64) << 20;
+};
+
+/// The passes in pipeline order (see Pipeline.cpp for why this order).
+std::vector<std::unique_ptr<Pass>> buildPipeline(const PipelineOptions &Opts);
+/// Names of all passes of the pipeline, in order.
+std::vector<std::string> pipelinePassNames();
+
+/// Runs the pipeline on G.
+llvm::Error runPipeline(Graph &G, const PipelineOptions &Opts);
+
+} // namespace solder
+
+#endif
