@@ -1,0 +1,39 @@
+//===- GeneratedKernel.h - One emitted CUDA kernel --------------*- C++ -*-===//
+//
+// The contract between code generation and the runtime: a kernel's source,
+// its symbol, what its parameters point at, and its launch configuration.
+// Shapes are baked into the source, so a kernel's parameters are only the
+// device pointers of the values it reads and writes, in Args order.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SOLDER_CODEGEN_GENERATEDKERNEL_H
+#define SOLDER_CODEGEN_GENERATEDKERNEL_H
+
+#include "ir/Graph.h"
+#include <array>
+#include <string>
+#include <vector>
+
+namespace solder {
+
+struct GeneratedKernel {
+  /// The `extern "C" __global__` symbol; stable for the same graph.
+  std::string Name;
+  /// Complete CUDA C++ translation unit (deterministic bytes).
+  std::string Source;
+  /// Kernel parameters in order: each a pointer to one value's buffer.
+  /// Results the kernel writes come first, then the operands it reads.
+  std::vector<const Value *> Outputs;
+  std::vector<const Value *> Inputs;
+  std::array<unsigned, 3> Grid = {1, 1, 1};
+  std::array<unsigned, 3> Block = {1, 1, 1};
+  unsigned DynamicSharedBytes = 0;
+  /// The IR/ONNX nodes implemented, and a one-line shape summary, for
+  /// dump-kernels headers and profiles.
+  std::vector<std::string> NodeNames;
+  std::string Summary;
+};
+
+} // namespace solder
+
+#endif

@@ -1,0 +1,84 @@
+//===- PipelineTest.cpp - The whole clean-up pipeline ---------------------===//
+#include "passes/Pipeline.h"
+#include "PassTestUtils.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+
+using namespace solder;
+using namespace solder::test;
+
+// A shape sub-graph as exporters write it, over a bound batch dim.
+static const char *ShapeSubgraph = R"(
+graph "g" opset 17 {
+  input %x : f32[4,8]
+  const %zero : i64[] = [0]
+  const %axes : i64[1] = [0]
+  const %minus1 : i64[1] = [-1]
+  %s = Shape(%x) : i64[2]
+  %n = Gather(%s, %zero) {axis = 0} : i64[]
+  %n1 = Unsqueeze(%n, %axes) : i64[1]
+  %shape = Concat(%n1, %minus1) {axis = 0} : i64[2]
+  %xi = Identity(%x) : f32[4,8]
+  %y = Reshape(%xi, %shape) : f32[?,?]
+  output %y
+}
+)";
+
+TEST(Pipeline, FoldsShapeSubgraphsAway) {
+  auto G = parseOrDie(ShapeSubgraph);
+  ASSERT_TRUE(G);
+  PipelineOptions Opts;
+  Opts.VerifyEachPass = true;
+  ASSERT_FALSE(bool(runPipeline(*G, Opts)));
+  EXPECT_EQ(graphToString(*G), canonical(R"(
+graph "g" opset 17 {
+  input %x : f32[4,8]
+  const %shape : i64[2] = [4, -1]
+  %y = Reshape(%x, %shape) : f32[4,8]
+  output %y
+}
+)"));
+}
+
+TEST(Pipeline, DisabledFoldingKeepsTheSubgraph) {
+  auto G = parseOrDie(ShapeSubgraph);
+  ASSERT_TRUE(G);
+  PipelineOptions Opts;
+  Opts.DisabledPasses = {"shape-folding"};
+  ASSERT_FALSE(bool(runPipeline(*G, Opts)));
+  std::string After = graphToString(*G);
+  EXPECT_NE(After.find("Shape("), std::string::npos);
+  EXPECT_EQ(After.find("Identity("), std::string::npos);
+}
+
+TEST(Pipeline, UnknownPassNameIsAnError) {
+  auto G = parseOrDie(ShapeSubgraph);
+  ASSERT_TRUE(G);
+  PipelineOptions Opts;
+  Opts.DisabledPasses = {"no-such-pass"};
+  llvm::Error E = runPipeline(*G, Opts);
+  ASSERT_TRUE(bool(E));
+  EXPECT_NE(llvm::toString(std::move(E)).find("no-such-pass"),
+            std::string::npos);
+}
+
+TEST(Pipeline, DumpsNumberedFilesAfterEachPass) {
+  llvm::SmallString<128> Dir;
+  ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("solder-dump", Dir));
+  auto G = parseOrDie(ShapeSubgraph);
+  ASSERT_TRUE(G);
+  PipelineOptions Opts;
+  Opts.DumpAfterAllDir = std::string(Dir);
+  ASSERT_FALSE(bool(runPipeline(*G, Opts)));
+  for (const char *F : {"00-input.ir", "01-identity-elimination.ir",
+                        "02-shape-folding.ir", "03-constant-folding.ir"})
+    EXPECT_TRUE(llvm::sys::fs::exists(Dir + "/" + F)) << F;
+  llvm::sys::fs::remove_directories(Dir);
+}
+
+TEST(Pipeline, PassNamesAreInPipelineOrder) {
+  std::vector<std::string> Expected = {"identity-elimination", "shape-folding",
+                                       "constant-folding",
+                                       "dead-code-elimination"};
+  EXPECT_EQ(pipelinePassNames(), Expected);
+}

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Installs what solder needs on Debian 12: the build dependencies from
+# Debian's packages, and the Python packages the tests use as oracles.
+# The CUDA 13 toolkit is expected in /usr/local/cuda (not a Debian package).
+set -euo pipefail
+SUDO=""
+if [ "$(id -u)" != 0 ]; then SUDO=sudo; fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends \
+  build-essential cmake ninja-build pkg-config \
+  libprotobuf-dev protobuf-compiler libonnx-dev \
+  llvm-14-dev libgtest-dev libopenblas-dev \
+  python3 python3-pip >/dev/null
+# Test oracles (onnxruntime) and scripts (numpy, onnx). Debian's system
+# Python refuses pip installs unless told otherwise (PEP 668).
+PIP_PKGS="numpy onnx onnxruntime"
+python3 -m pip install -q $PIP_PKGS 2>/dev/null ||
+  python3 -m pip install -q --break-system-packages $PIP_PKGS
