@@ -18,6 +18,7 @@ const AttrSpec BatchNormAttrs[] = {{"epsilon", K::Float},
                                    {"momentum", K::Float}};
 const AttrSpec ReshapeAttrs[] = {{"allowzero", K::Int}};
 const AttrSpec AxisAttrs[] = {{"axis", K::Int}};
+const AttrSpec GatherNDAttrs[] = {{"batch_dims", K::Int}};
 const AttrSpec TransposeAttrs[] = {{"perm", K::Ints}};
 const AttrSpec SplitAttrs[] = {{"axis", K::Int}, {"num_outputs", K::Int}};
 const AttrSpec PadAttrs[] = {{"mode", K::String}};
@@ -145,6 +146,8 @@ Extra extraFor(OpKind Op) {
     return {specs(AxisAttrs), gather};
   case OpKind::GatherElements:
     return {specs(AxisAttrs), gatherElements};
+  case OpKind::GatherND:
+    return {specs(GatherNDAttrs), gatherND};
   case OpKind::Expand:
     return {none(), expand};
   case OpKind::Tile:

@@ -7,4 +7,4 @@ cd "$(dirname "$0")/.."
 tools/install-deps.sh
 tools/build.sh release
 build/tools/solder run examples/models/tiny_cnn.onnx --backend reference \
-  --random-inputs --seed 0
+  --shape input=1x3x32x32 --random-inputs --seed 0

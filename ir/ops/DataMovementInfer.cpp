@@ -374,6 +374,25 @@ llvm::Error gatherElements(InferContext &C) {
   return llvm::Error::success();
 }
 
+llvm::Error gatherND(InferContext &C) {
+  const TensorType &X = C.operandType(0);
+  const TensorType &Idx = C.operandType(1);
+  if (Idx.Elem != DType::I64)
+    return C.error("indices must be i64");
+  int64_t B = C.attrs().getInt("batch_dims", 0);
+  if (Idx.rank() < 1 || !Idx.Dims.back().isStatic())
+    return C.error("indices need a static last dim, got " + typeToString(Idx));
+  int64_t K = Idx.Dims.back().size();
+  if (B < 0 || B >= int64_t(Idx.rank()) || B + K > int64_t(X.rank()))
+    return C.error("batch_dims " + llvm::Twine(B) + " and index depth " +
+                   llvm::Twine(K) + " do not fit data " + typeToString(X) +
+                   " and indices " + typeToString(Idx));
+  Shape Out(Idx.Dims.begin(), Idx.Dims.end() - 1);
+  Out.append(X.Dims.begin() + B + K, X.Dims.end());
+  C.setResultType(0, TensorType(X.Elem, Out));
+  return llvm::Error::success();
+}
+
 llvm::Error expand(InferContext &C) {
   const TensorType &X = C.operandType(0);
   auto Target = constInts(C, 1);

@@ -35,6 +35,7 @@ llvm::Error split(InferContext &C);
 llvm::Error slice(InferContext &C);
 llvm::Error gather(InferContext &C);
 llvm::Error gatherElements(InferContext &C);
+llvm::Error gatherND(InferContext &C);
 llvm::Error expand(InferContext &C);
 llvm::Error tile(InferContext &C);
 llvm::Error pad(InferContext &C);
