@@ -128,8 +128,14 @@ llvm::Error squeeze(InferContext &C) {
   llvm::SmallVector<bool, 8> Drop(X.rank(), false);
   if (C.hasOperand(1)) {
     auto Axes = constInts(C, 1);
-    if (!Axes)
-      return C.error("axes must be a constant");
+    if (!Axes) {
+      // Axes computed at run time: the rank is known from their count.
+      auto Len = staticLength1D(C.operandType(1));
+      if (!Len || *Len > int64_t(X.rank()))
+        return C.error("axes must be a constant or have a static length");
+      C.setResultType(0, TensorType(X.Elem, unknownShape(X.rank() - *Len)));
+      return llvm::Error::success();
+    }
     for (int64_t A : *Axes) {
       auto N = normalizeAxis(A, X.rank());
       if (!N)
@@ -160,8 +166,13 @@ llvm::Error squeeze(InferContext &C) {
 llvm::Error unsqueeze(InferContext &C) {
   const TensorType &X = C.operandType(0);
   auto Axes = constInts(C, 1);
-  if (!Axes)
-    return C.error("axes must be a constant");
+  if (!Axes) {
+    auto Len = staticLength1D(C.operandType(1));
+    if (!Len)
+      return C.error("axes must be a constant or have a static length");
+    C.setResultType(0, TensorType(X.Elem, unknownShape(X.rank() + *Len)));
+    return llvm::Error::success();
+  }
   int64_t OutRank = X.rank() + Axes->size();
   llvm::SmallVector<bool, 8> IsNew(OutRank, false);
   for (int64_t A : *Axes) {
@@ -241,8 +252,14 @@ llvm::Error split(InferContext &C) {
   llvm::SmallVector<Dim, 4> Sizes;
   if (C.hasOperand(1)) {
     auto S = constInts(C, 1);
-    if (!S)
-      return C.error("split sizes must be a constant");
+    if (!S) {
+      for (unsigned I = 0; I < N; ++I) {
+        Shape Out = X.Dims;
+        Out[*Axis] = Dim::unknown();
+        C.setResultType(I, TensorType(X.Elem, Out));
+      }
+      return llvm::Error::success();
+    }
     if (S->size() != N)
       return C.error("split has " + llvm::Twine(S->size()) + " sizes for " +
                      llvm::Twine(N) + " results");
@@ -454,8 +471,10 @@ llvm::Error pad(InferContext &C) {
   llvm::SmallVector<int64_t, 8> Axes;
   if (C.hasOperand(3)) {
     auto A = constInts(C, 3);
-    if (!A)
-      return C.error("axes must be a constant");
+    if (!A) {
+      C.setResultType(0, TensorType(X.Elem, unknownShape(X.rank())));
+      return llvm::Error::success();
+    }
     for (int64_t V : *A) {
       auto N = normalizeAxis(V, X.rank());
       if (!N)

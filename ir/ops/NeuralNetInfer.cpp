@@ -13,8 +13,20 @@ llvm::Error reduce(InferContext &C) {
   bool HaveAxes = false;
   if (C.hasOperand(1)) {
     auto Axes = constInts(C, 1);
-    if (!Axes)
-      return C.error("axes must be a constant");
+    if (!Axes) {
+      // Axes computed at run time: with keepdims the rank stays; without,
+      // it drops by their count (an empty list may mean "all" or "none").
+      auto Len = staticLength1D(C.operandType(1));
+      if (KeepDims) {
+        C.setResultType(0, TensorType(X.Elem, unknownShape(X.rank())));
+        return llvm::Error::success();
+      }
+      if (!Len || *Len == 0 || *Len > int64_t(X.rank()))
+        return C.error("axes must be a constant or have a static non-zero "
+                       "length when keepdims is 0");
+      C.setResultType(0, TensorType(X.Elem, unknownShape(X.rank() - *Len)));
+      return llvm::Error::success();
+    }
     HaveAxes = !Axes->empty();
     for (int64_t A : *Axes) {
       auto N = normalizeAxis(A, X.rank());

@@ -1,0 +1,231 @@
+#!/usr/bin/env python3
+"""Generates the small ONNX models the CLI tests use (tests/tools/CliTest.cpp).
+
+The generated files are committed; rerun this script (python3 make_models.py,
+from any folder) only to change them. Output is deterministic.
+
+Good models:
+  tiny_mlp.onnx          x f32[N,4] -> MatMul/Add/Relu/MatMul/Add/Softmax -> y f32[N,3]
+  two_outputs.onnx       x f32[2,3] -> "out/sum" (x+x) and "out:neg" (-x), names that
+                         need sanitizing as file names
+  int_bool.onnx          ids i64[3], flag bool[3] -> Gather from a table, Where
+Bad models (each must be refused with exit code 2 and a message naming the problem):
+  empty.onnx, random_bytes.onnx, truncated.onnx, undefined_value.onnx, cycle.onnx,
+  unknown_ops.onnx, reshape_impossible.onnx, short_raw_data.onnx,
+  external_escape.onnx, huge_dim.onnx
+A test suite for `solder test-onnx` (onnx_suite/): test_relu_ok passes,
+test_relu_wrong fails, test_unsupported_op is skipped, test_legacy_broadcast is
+refused (legacy).
+"""
+
+import os
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+OPSET = [helper.make_opsetid("", 17)]
+
+
+def save(model, name, check=True):
+    if check:
+        onnx.checker.check_model(model)
+    path = os.path.join(HERE, name)
+    with open(path, "wb") as f:
+        f.write(model.SerializeToString())
+    size = os.path.getsize(path)
+    assert size < 50 * 1024, f"{name} is {size} bytes"
+
+
+def model(graph):
+    m = helper.make_model(graph, opset_imports=OPSET, producer_name="solder-tests")
+    m.ir_version = 8
+    return m
+
+
+def tiny_mlp():
+    rng = np.random.default_rng(0)
+    w1 = numpy_helper.from_array(rng.standard_normal((4, 8)).astype(np.float32), "w1")
+    b1 = numpy_helper.from_array(rng.standard_normal(8).astype(np.float32), "b1")
+    w2 = numpy_helper.from_array(rng.standard_normal((8, 3)).astype(np.float32), "w2")
+    b2 = numpy_helper.from_array(rng.standard_normal(3).astype(np.float32), "b2")
+    nodes = [
+        helper.make_node("MatMul", ["x", "w1"], ["h0"], name="fc1"),
+        helper.make_node("Add", ["h0", "b1"], ["h1"], name="fc1_bias"),
+        helper.make_node("Relu", ["h1"], ["h2"], name="relu"),
+        helper.make_node("MatMul", ["h2", "w2"], ["h3"], name="fc2"),
+        helper.make_node("Add", ["h3", "b2"], ["h4"], name="fc2_bias"),
+        helper.make_node("Softmax", ["h4"], ["y"], name="softmax", axis=-1),
+    ]
+    g = helper.make_graph(
+        nodes, "tiny_mlp",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 3])],
+        [w1, b1, w2, b2])
+    return model(g)
+
+
+def two_outputs():
+    nodes = [
+        helper.make_node("Add", ["x", "x"], ["out/sum"], name="sum"),
+        helper.make_node("Neg", ["x"], ["out:neg"], name="neg"),
+    ]
+    g = helper.make_graph(
+        nodes, "two_outputs",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+        [helper.make_tensor_value_info("out/sum", TensorProto.FLOAT, [2, 3]),
+         helper.make_tensor_value_info("out:neg", TensorProto.FLOAT, [2, 3])])
+    return model(g)
+
+
+def int_bool():
+    table = numpy_helper.from_array(
+        np.arange(10 * 2, dtype=np.float32).reshape(10, 2), "table")
+    zeros = numpy_helper.from_array(np.zeros((1, 2), np.float32), "zeros")
+    nodes = [
+        helper.make_node("Gather", ["table", "ids"], ["rows"], name="embed", axis=0),
+        helper.make_node("Unsqueeze", ["flag", "axes"], ["flag2"], name="unsq"),
+        helper.make_node("Where", ["flag2", "rows", "zeros"], ["y"], name="select"),
+    ]
+    axes = numpy_helper.from_array(np.array([1], np.int64), "axes")
+    g = helper.make_graph(
+        nodes, "int_bool",
+        [helper.make_tensor_value_info("ids", TensorProto.INT64, [3]),
+         helper.make_tensor_value_info("flag", TensorProto.BOOL, [3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3, 2])],
+        [table, zeros, axes])
+    return model(g)
+
+
+def simple_graph(nodes, inputs, outputs, inits=(), name="bad"):
+    return model(helper.make_graph(nodes, name, inputs, outputs, list(inits)))
+
+
+def f32(name, shape):
+    return helper.make_tensor_value_info(name, TensorProto.FLOAT, shape)
+
+
+def main():
+    save(tiny_mlp(), "tiny_mlp.onnx")
+    save(two_outputs(), "two_outputs.onnx")
+    save(int_bool(), "int_bool.onnx")
+
+    # Not a model at all.
+    save_bytes("empty.onnx", b"")
+    save_bytes("random_bytes.onnx",
+               np.random.default_rng(1).integers(0, 256, 1000, np.uint8).tobytes())
+    full = tiny_mlp().SerializeToString()
+    save_bytes("truncated.onnx", full[: len(full) // 2])
+
+    # A node reads a value nothing defines.
+    save(simple_graph(
+        [helper.make_node("Relu", ["nowhere"], ["y"], name="reads_nothing")],
+        [f32("x", [2])], [f32("y", [2])]), "undefined_value.onnx", check=False)
+
+    # Two nodes feeding each other.
+    save(simple_graph(
+        [helper.make_node("Add", ["x", "b"], ["a"], name="cycle_a"),
+         helper.make_node("Relu", ["a"], ["b"], name="cycle_b")],
+        [f32("x", [2])], [f32("b", [2])]), "cycle.onnx", check=False)
+
+    # Several unknown ops; the error must list every one.
+    save(simple_graph(
+        [helper.make_node("FrobnicateOp", ["x"], ["a"], name="frob1"),
+         helper.make_node("Relu", ["a"], ["b"], name="relu"),
+         helper.make_node("WibbleOp", ["b"], ["c"], name="wibble"),
+         helper.make_node("FrobnicateOp", ["c"], ["y"], name="frob2")],
+        [f32("x", [2])], [f32("y", [2])]), "unknown_ops.onnx", check=False)
+
+    # Reshape of 6 elements to 4x2.
+    shape = numpy_helper.from_array(np.array([4, 2], np.int64), "shape")
+    save(simple_graph(
+        [helper.make_node("Reshape", ["x", "shape"], ["y"], name="bad_reshape")],
+        [f32("x", [2, 3])], [f32("y", [4, 2])], [shape]),
+        "reshape_impossible.onnx", check=False)
+
+    # An initializer whose raw data is shorter than its shape needs.
+    w = TensorProto()
+    w.name = "w"
+    w.data_type = TensorProto.FLOAT
+    w.dims.extend([4, 4])
+    w.raw_data = np.zeros(2, np.float32).tobytes()
+    save(simple_graph(
+        [helper.make_node("Add", ["x", "w"], ["y"], name="add_w")],
+        [f32("x", [4, 4])], [f32("y", [4, 4])], [w]),
+        "short_raw_data.onnx", check=False)
+
+    # External data that points outside the model's folder.
+    e = TensorProto()
+    e.name = "w"
+    e.data_type = TensorProto.FLOAT
+    e.dims.extend([4])
+    e.data_location = TensorProto.EXTERNAL
+    entry = e.external_data.add()
+    entry.key = "location"
+    entry.value = "../../../etc/passwd"
+    save(simple_graph(
+        [helper.make_node("Add", ["x", "w"], ["y"], name="add_w")],
+        [f32("x", [4])], [f32("y", [4])], [e]),
+        "external_escape.onnx", check=False)
+
+    # A dim of 2^40.
+    save(simple_graph(
+        [helper.make_node("Relu", ["x"], ["y"], name="relu")],
+        [f32("x", [1 << 40])], [f32("y", [1 << 40])]),
+        "huge_dim.onnx", check=False)
+
+    onnx_suite()
+
+
+def write_test(suite, name, m, inputs, outputs):
+    """One ONNX backend-test folder: model.onnx + test_data_set_0/*.pb."""
+    d = os.path.join(HERE, suite, name, "test_data_set_0")
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(HERE, suite, name, "model.onnx"), "wb") as f:
+        f.write(m.SerializeToString())
+    for kind, arrays in (("input", inputs), ("output", outputs)):
+        for k, (tname, a) in enumerate(arrays):
+            t = numpy_helper.from_array(a, tname)
+            with open(os.path.join(d, f"{kind}_{k}.pb"), "wb") as f:
+                f.write(t.SerializeToString())
+
+
+def onnx_suite():
+    """A tiny suite for `solder test-onnx`: one test of each outcome."""
+    x = np.array([[-1.0, 0.5, 2.0], [3.0, -0.25, 0.0]], np.float32)
+    relu = simple_graph([helper.make_node("Relu", ["x"], ["y"], name="relu")],
+                        [f32("x", [2, 3])], [f32("y", [2, 3])], name="relu")
+    write_test("onnx_suite", "test_relu_ok", relu, [("x", x)],
+               [("y", np.maximum(x, 0))])
+    wrong = np.maximum(x, 0)
+    wrong[1, 0] = 2.5
+    write_test("onnx_suite", "test_relu_wrong", relu, [("x", x)],
+               [("y", wrong)])
+    sign = simple_graph([helper.make_node("Sign", ["x"], ["y"], name="sign")],
+                        [f32("x", [2, 3])], [f32("y", [2, 3])], name="sign")
+    write_test("onnx_suite", "test_unsupported_op", sign, [("x", x)],
+               [("y", np.sign(x))])
+    # Opset-6 Add with the legacy `broadcast`/`axis` attributes: b [3] is
+    # aligned with dim 1 of a [2,3,4], which numpy broadcasting rejects.
+    add = helper.make_model(
+        helper.make_graph(
+            [helper.make_node("Add", ["a", "b"], ["y"], name="legacy_add",
+                              broadcast=1, axis=1)],
+            "legacy", [f32("a", [2, 3, 4]), f32("b", [3])],
+            [f32("y", [2, 3, 4])]),
+        opset_imports=[helper.make_opsetid("", 6)])
+    add.ir_version = 3
+    a = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    b = np.array([10, 20, 30], np.float32)
+    write_test("onnx_suite", "test_legacy_broadcast", add,
+               [("a", a), ("b", b)], [("y", a + b.reshape(1, 3, 1))])
+
+
+def save_bytes(name, data):
+    with open(os.path.join(HERE, name), "wb") as f:
+        f.write(data)
+
+
+if __name__ == "__main__":
+    main()
