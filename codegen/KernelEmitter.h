@@ -1,0 +1,71 @@
+//===- KernelEmitter.h - One CUDA kernel per IR node ------------*- C++ -*-===//
+//
+// Turns each node of a static graph into a CUDA C++ translation unit with
+// one `extern "C" __global__` kernel. Shapes, strides and attribute values
+// are baked in as constants (one plan per set of input shapes), so a
+// kernel's parameters are only device pointers: the results it writes, then
+// the operands it reads (constant scalars are baked in and not passed).
+// Views (Reshape, Flatten, Squeeze, Unsqueeze, Identity) and library calls
+// (MatMul, Gemm, Conv, ConvTranspose: cuBLASLt/cuDNN in the runtime) get no
+// kernel. The same graph always gives the same bytes.
+//
+// Per-family emitters live in ElementwiseEmitter.cpp, ReductionEmitter.cpp,
+// DataMovementEmitter.cpp and PoolEmitter.cpp.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SOLDER_CODEGEN_KERNELEMITTER_H
+#define SOLDER_CODEGEN_KERNELEMITTER_H
+
+#include "codegen/GeneratedKernel.h"
+#include "ir/Graph.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/Error.h"
+#include <optional>
+#include <vector>
+
+namespace solder {
+
+/// Every knob of code generation, in one typed struct.
+struct CodegenOptions {
+  /// Threads per block of every kernel.
+  unsigned BlockSize = 256;
+  /// Grid-stride loops launch at most this many blocks.
+  unsigned MaxGridBlocks = 8192;
+  /// 16-byte loads/stores for contiguous elementwise kernels (buffers must
+  /// then be 16-byte aligned, as cudaMalloc and the runtime's arena are).
+  bool Vectorize = true;
+  /// Use 64-bit index arithmetic even when every tensor is small enough for
+  /// 32-bit (for testing the wide path).
+  bool Force64BitIndex = false;
+};
+
+/// Deterministic kernel names: `solder_<node index>_<op>` where the index
+/// is the node's position in its graph (plus `_<n>` should one node ever
+/// need several kernels).
+class KernelNamer {
+public:
+  explicit KernelNamer(const Graph &G);
+  /// A fresh name for a kernel of N.
+  std::string nameFor(const Node &N);
+
+private:
+  llvm::DenseMap<const Node *, unsigned> Index;
+  llvm::StringSet<> Used;
+};
+
+/// The kernel implementing N, nullopt for views and library calls, or an
+/// error naming the node (unsupported op or dtype, dynamic shapes).
+llvm::Expected<std::optional<GeneratedKernel>>
+emitKernel(const Node &N, const CodegenOptions &Opts, KernelNamer &Names);
+
+/// Kernels of every node of G, in node order.
+llvm::Expected<std::vector<GeneratedKernel>>
+emitGraphKernels(const Graph &G, const CodegenOptions &Opts = {});
+
+/// True when N runs without a generated kernel (a view or a library call).
+bool isHandledWithoutKernel(const Node &N);
+
+} // namespace solder
+
+#endif

@@ -1,0 +1,385 @@
+//===- ReductionEmitter.cpp - Row reductions and normalizations -----------===//
+//
+// ReduceMean/Sum/Max over any axes, Softmax, LogSoftmax and
+// LayerNormalization share one shape: the input's dims split into kept dims
+// (rows, in the result's order) and reduced dims (the elements of a row).
+// A group of threads owns a row and strides over its elements; partial
+// results combine with warp shuffles (and shared memory across warps):
+//
+//   row length <= 16    one thread per row, no cross-thread step
+//   row length <= 1024  one warp per row (8 rows per block)
+//   longer              one block per row
+//
+// Rows advance in a grid-stride loop that is uniform per group, so the
+// block-wide step's __syncthreads is never divergent. f16/bf16 accumulate in
+// float, f64 in double.
+//
+//===----------------------------------------------------------------------===//
+#include "codegen/EmitterUtils.h"
+#include "ir/OpRegistry.h"
+
+namespace solder {
+namespace codegen {
+
+namespace {
+
+const char *ReduceHelpers =
+    R"(template <typename T> __device__ __forceinline__ T solder_max(T a, T b) {
+  // NaN-propagating, like numpy's max.
+  return (a > b || a != a) ? a : b;
+}
+struct SolderSum {
+  template <typename T> __device__ __forceinline__ T operator()(T a, T b) const { return a + b; }
+};
+struct SolderMax {
+  template <typename T> __device__ __forceinline__ T operator()(T a, T b) const { return solder_max(a, b); }
+};
+template <typename T, typename Op> __device__ __forceinline__ T solder_warp_reduce(T v, Op op) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1)
+    v = op(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
+// Every thread of the block must call this; all get the block's result.
+template <typename T, typename Op> __device__ T solder_block_reduce(T v, Op op) {
+  __shared__ T part[32];
+  v = solder_warp_reduce(v, op);
+  __syncthreads(); // part[] may still be read from a previous call
+  if ((threadIdx.x & 31) == 0)
+    part[threadIdx.x >> 5] = v;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    T w = part[0];
+    for (unsigned k = 1; k < (blockDim.x + 31) / 32; ++k)
+      w = op(w, part[k]);
+    part[0] = w;
+  }
+  __syncthreads();
+  return part[0];
+})";
+
+/// Rows x elements view of a tensor, and the group size owning a row.
+struct RowPlan {
+  Dims KeptDims, KeptStrides, RedDims, RedStrides;
+  int64_t Rows = 1, Len = 1;
+  unsigned Group = 1;
+};
+
+RowPlan planRows(llvm::ArrayRef<int64_t> XDims, llvm::ArrayRef<bool> Reduced,
+                 unsigned BlockSize) {
+  RowPlan R;
+  Dims Strides = rowMajorStrides(XDims);
+  for (size_t D = 0; D < XDims.size(); ++D) {
+    if (Reduced[D]) {
+      R.RedDims.push_back(XDims[D]);
+      R.RedStrides.push_back(Strides[D]);
+      R.Len *= XDims[D];
+    } else {
+      R.KeptDims.push_back(XDims[D]);
+      R.KeptStrides.push_back(Strides[D]);
+      R.Rows *= XDims[D];
+    }
+  }
+  R.Group = R.Len <= 16 ? 1 : R.Len <= 1024 ? 32 : BlockSize;
+  return R;
+}
+
+/// Prints the row loop and calls Body(row, base offset, lane). Sets the
+/// launch.
+class RowKernel {
+public:
+  RowKernel(KernelBuilder &B, const RowPlan &Plan) : B(B), Plan(Plan) {
+    B.p().declare("reduce", ReduceHelpers);
+    unsigned PerBlock = B.opts().BlockSize / Plan.Group;
+    B.setLaunch(Plan.Rows, PerBlock);
+    if (Plan.Group > 1)
+      B.p().line("const int lane = threadIdx.x % " +
+                 std::to_string(Plan.Group) + ";");
+    Lane = Plan.Group > 1 ? "lane" : "0";
+    std::string First =
+        PerBlock == 1 ? "(idx_t)blockIdx.x"
+        : Plan.Group == 1
+            ? "(idx_t)(blockIdx.x * " + std::to_string(PerBlock) +
+                  " + threadIdx.x)"
+            : "(idx_t)(blockIdx.x * " + std::to_string(PerBlock) +
+                  " + threadIdx.x / " + std::to_string(Plan.Group) + ")";
+    Loop.emplace(B.p().scope(
+        "for (idx_t row = " + First + "; row < " + B.lit(Plan.Rows) +
+        "; row += (idx_t)(gridDim.x * " + std::to_string(PerBlock) + "))"));
+    Base = emitOffsets(B, "row", Plan.KeptDims, {Plan.KeptStrides})[0];
+  }
+
+  /// `for (j = lane; j < Len; j += Group)`; Offsets gets the element's
+  /// offsets under each extra stride set over the reduced dims (the input's
+  /// own offset first, already plus the row base).
+  [[nodiscard]] CudaPrinter::Scope
+  elements(std::vector<std::string> &Offsets,
+           llvm::ArrayRef<Dims> ExtraStrides = {}) {
+    auto S = B.p().scope("for (idx_t j = " + Lane + "; j < " + B.lit(Plan.Len) +
+                         "; j += " + std::to_string(Plan.Group) + ")");
+    std::vector<Dims> Sets = {Plan.RedStrides};
+    Sets.insert(Sets.end(), ExtraStrides.begin(), ExtraStrides.end());
+    Offsets = emitOffsets(B, "j", Plan.RedDims, Sets);
+    if (Base != "0")
+      Offsets[0] = Base + " + " + Offsets[0];
+    return S;
+  }
+
+  /// Combines V across the group in place (Op: "SolderSum"/"SolderMax").
+  void combine(llvm::StringRef V, llvm::StringRef Op) {
+    if (Plan.Group == 1)
+      return;
+    const char *Fn =
+        Plan.Group == 32 ? "solder_warp_reduce" : "solder_block_reduce";
+    B.p().line(V + " = " + Fn + "(" + V + ", " + Op + "());");
+  }
+
+  const std::string &lane() const { return Lane; }
+  /// Ends the row loop.
+  void close() { Loop.reset(); }
+
+private:
+  KernelBuilder &B;
+  const RowPlan &Plan;
+  std::string Lane, Base;
+  std::optional<CudaPrinter::Scope> Loop;
+};
+
+bool isFloatish(DType T) { return isFloat(T); }
+
+} // namespace
+
+llvm::Error emitRowReduce(KernelBuilder &B, const Value *X, const Value *Y,
+                          llvm::ArrayRef<bool> Reduced, RowReduceKind Kind) {
+  const Node &N = B.node();
+  DType T = X->dtype();
+  if (T == DType::Bool)
+    return nodeError(N, "code generation does not support " + N.opName() +
+                            " on bool");
+  RowPlan Plan = planRows(dimsOf(X), Reduced, B.opts().BlockSize);
+  std::string Out = B.addOutput(Y);
+  std::string In = B.addInput(X);
+  CudaPrinter &P = B.p();
+  std::string Acc = computeTypeName(T).str();
+  auto Kernel = B.beginKernel();
+  RowKernel R(B, Plan);
+  bool IsMax = Kind == RowReduceKind::Max;
+  P.line(Acc + " acc = " + (IsMax ? lowestLiteral(T) : computeLiteral(T, 0)) +
+         ";");
+  {
+    std::vector<std::string> Off;
+    auto L = R.elements(Off);
+    std::string X0 = loadExpr(T, In + "[" + Off[0] + "]");
+    P.line(IsMax ? "acc = solder_max(acc, " + X0 + ");" : "acc += " + X0 + ";");
+  }
+  R.combine("acc", IsMax ? "SolderMax" : "SolderSum");
+  if (Kind == RowReduceKind::Mean)
+    P.line("acc = acc / " + computeLiteral(T, double(Plan.Len)) + ";");
+  std::string Store = Out + "[row] = " + storeExpr(Y->dtype(), "acc") + ";";
+  if (R.lane() == "0")
+    P.line(Store);
+  else
+    P.line("if (lane == 0) " + Store);
+  R.close();
+  return llvm::Error::success();
+}
+
+static llvm::Error emitReduceOp(KernelBuilder &B) {
+  const Node &N = B.node();
+  const Value *X = N.operand(0);
+  unsigned Rank = X->type().rank();
+  llvm::SmallVector<bool, 6> Reduced(Rank, false);
+  bool HaveAxes = false;
+  if (const Value *A = N.operand(1)) {
+    const Tensor *T = A->constant();
+    if (!T)
+      return nodeError(N, "axes must be a constant for code generation");
+    for (int64_t Ax : T->toInt64Vector()) {
+      auto D = normalizeAxis(Ax, Rank);
+      if (!D)
+        return nodeError(N, "axis " + llvm::Twine(Ax) + " out of range");
+      Reduced[*D] = true;
+      HaveAxes = true;
+    }
+  }
+  if (!HaveAxes && !N.attrs().getInt("noop_with_empty_axes", 0))
+    Reduced.assign(Rank, true);
+  RowReduceKind Kind = N.kind() == OpKind::ReduceMean  ? RowReduceKind::Mean
+                       : N.kind() == OpKind::ReduceSum ? RowReduceKind::Sum
+                                                       : RowReduceKind::Max;
+  return emitRowReduce(B, X, N.result(0), Reduced, Kind);
+}
+
+static llvm::Error emitSoftmax(KernelBuilder &B) {
+  const Node &N = B.node();
+  const Value *X = N.operand(0), *Y = N.result(0);
+  DType T = X->dtype();
+  if (!isFloatish(T))
+    return nodeError(N, "code generation does not support " + N.opName() +
+                            " on " + dtypeName(T));
+  Dims XDims = dimsOf(X);
+  auto Axis = normalizeAxis(N.attrs().getInt("axis", -1), XDims.size());
+  if (!Axis)
+    return nodeError(N, "axis out of range for " + typeToString(X->type()));
+  llvm::SmallVector<bool, 6> Reduced(XDims.size(), false);
+  Reduced[*Axis] = true;
+  RowPlan Plan = planRows(XDims, Reduced, B.opts().BlockSize);
+  std::string Out = B.addOutput(Y);
+  std::string In = B.addInput(X);
+  CudaPrinter &P = B.p();
+  std::string Acc = computeTypeName(T).str();
+  std::string F = computeDType(T) == DType::F64 ? "" : "f";
+  bool Log = N.kind() == OpKind::LogSoftmax;
+  auto Kernel = B.beginKernel();
+  RowKernel R(B, Plan);
+  P.line(Acc + " mx = " + lowestLiteral(T) + ";");
+  {
+    std::vector<std::string> Off;
+    auto L = R.elements(Off);
+    P.line("mx = solder_max(mx, " + loadExpr(T, In + "[" + Off[0] + "]") +
+           ");");
+  }
+  R.combine("mx", "SolderMax");
+  P.line(Acc + " sum = " + computeLiteral(T, 0) + ";");
+  {
+    std::vector<std::string> Off;
+    auto L = R.elements(Off);
+    P.line("sum += exp" + F + "(" + loadExpr(T, In + "[" + Off[0] + "]") +
+           " - mx);");
+  }
+  R.combine("sum", "SolderSum");
+  if (Log)
+    P.line("const " + Acc + " lse = mx + log" + F + "(sum);");
+  else
+    P.line("const " + Acc + " inv = " + computeLiteral(T, 1) + " / sum;");
+  {
+    std::vector<std::string> Off;
+    auto L = R.elements(Off);
+    std::string X0 = loadExpr(T, In + "[" + Off[0] + "]");
+    std::string V = Log ? X0 + " - lse" : "exp" + F + "(" + X0 + " - mx) * inv";
+    P.line(Out + "[" + Off[0] + "] = " + storeExpr(Y->dtype(), V) + ";");
+  }
+  R.close();
+  return llvm::Error::success();
+}
+
+static llvm::Error emitLayerNorm(KernelBuilder &B) {
+  const Node &N = B.node();
+  const Value *X = N.operand(0), *Scale = N.operand(1), *Bias = N.operand(2);
+  DType T = X->dtype();
+  if (!isFloatish(T))
+    return nodeError(N, "code generation does not support " + N.opName() +
+                            " on " + dtypeName(T));
+  Dims XDims = dimsOf(X);
+  auto Axis = normalizeAxis(N.attrs().getInt("axis", -1), XDims.size());
+  if (!Axis)
+    return nodeError(N, "axis out of range for " + typeToString(X->type()));
+  llvm::SmallVector<bool, 6> Reduced(XDims.size(), false);
+  for (size_t D = *Axis; D < XDims.size(); ++D)
+    Reduced[D] = true;
+  Dims NormDims(XDims.begin() + *Axis, XDims.end());
+  // Scale and B broadcast against the normalized dims.
+  auto ParamStrides = [&](const Value *V, Dims &S) -> llvm::Error {
+    Dims D = dimsOf(V);
+    while (D.size() > NormDims.size() && D.front() == 1)
+      D.erase(D.begin());
+    Shape Tmp;
+    std::string Err;
+    Shape A(D.begin(), D.end()), Bs(NormDims.begin(), NormDims.end());
+    if (D.size() > NormDims.size() || !broadcastShapes(A, Bs, Tmp, Err) ||
+        Tmp != Bs)
+      return nodeError(N, "operand '" + V->name() + "' of type " +
+                              typeToString(V->type()) +
+                              " does not broadcast to the normalized dims");
+    S = broadcastStrides(D, NormDims);
+    return llvm::Error::success();
+  };
+  std::vector<Dims> Extra;
+  Dims S;
+  if (auto E = ParamStrides(Scale, S))
+    return E;
+  Extra.push_back(S);
+  if (Bias) {
+    if (auto E = ParamStrides(Bias, S))
+      return E;
+    Extra.push_back(S);
+  }
+  RowPlan Plan = planRows(XDims, Reduced, B.opts().BlockSize);
+  const Value *Y = N.result(0), *MeanV = N.result(1), *InvV = N.result(2);
+  std::string Out = B.addOutput(Y);
+  std::string MeanOut = MeanV ? B.addOutput(MeanV) : "";
+  std::string InvOut = InvV ? B.addOutput(InvV) : "";
+  std::string In = B.addInput(X);
+  std::string ScaleIn = B.addInput(Scale);
+  std::string BiasIn = Bias ? B.addInput(Bias) : "";
+  CudaPrinter &P = B.p();
+  std::string Acc = computeTypeName(T).str();
+  std::string F = computeDType(T) == DType::F64 ? "" : "f";
+  std::string Len = computeLiteral(T, double(Plan.Len));
+  float Eps = N.attrs().getFloat("epsilon", 1e-5f);
+  auto Kernel = B.beginKernel();
+  RowKernel R(B, Plan);
+  P.line(Acc + " sum = " + computeLiteral(T, 0) + ";");
+  {
+    std::vector<std::string> Off;
+    auto L = R.elements(Off);
+    P.line("sum += " + loadExpr(T, In + "[" + Off[0] + "]") + ";");
+  }
+  R.combine("sum", "SolderSum");
+  P.line("const " + Acc + " mean = sum / " + Len + ";");
+  // Two passes (mean, then squared deviations) for stability.
+  P.line(Acc + " sq = " + computeLiteral(T, 0) + ";");
+  {
+    std::vector<std::string> Off;
+    auto L = R.elements(Off);
+    P.line("const " + Acc + " d = " + loadExpr(T, In + "[" + Off[0] + "]") +
+           " - mean;");
+    P.line("sq += d * d;");
+  }
+  R.combine("sq", "SolderSum");
+  P.line("const " + Acc + " inv = " + computeLiteral(T, 1) + " / sqrt" + F +
+         "(sq / " + Len + " + " + computeLiteral(T, Eps) + ");");
+  {
+    std::vector<std::string> Off;
+    auto L = R.elements(Off, Extra);
+    std::string V = "(" + loadExpr(T, In + "[" + Off[0] + "]") +
+                    " - mean) * inv * " +
+                    loadExpr(Scale->dtype(), ScaleIn + "[" + Off[1] + "]");
+    if (Bias)
+      V += " + " + loadExpr(Bias->dtype(), BiasIn + "[" + Off[2] + "]");
+    P.line(Out + "[" + Off[0] + "] = " + storeExpr(Y->dtype(), V) + ";");
+  }
+  if (MeanV || InvV) {
+    std::optional<CudaPrinter::Scope> If;
+    if (R.lane() != "0")
+      If.emplace(P.scope("if (lane == 0)"));
+    if (MeanV)
+      P.line(MeanOut + "[row] = " +
+             castToStorage(computeDType(T), MeanV->dtype(), "mean") + ";");
+    if (InvV)
+      P.line(InvOut + "[row] = " +
+             castToStorage(computeDType(T), InvV->dtype(), "inv") + ";");
+  }
+  R.close();
+  return llvm::Error::success();
+}
+
+llvm::Error emitReduction(KernelBuilder &B) {
+  switch (B.node().kind()) {
+  case OpKind::ReduceMean:
+  case OpKind::ReduceSum:
+  case OpKind::ReduceMax:
+    return emitReduceOp(B);
+  case OpKind::Softmax:
+  case OpKind::LogSoftmax:
+    return emitSoftmax(B);
+  case OpKind::LayerNormalization:
+    return emitLayerNorm(B);
+  default:
+    break;
+  }
+  return nodeError(B.node(), "is not a reduction");
+}
+
+} // namespace codegen
+} // namespace solder
