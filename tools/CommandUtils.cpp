@@ -1,0 +1,177 @@
+//===- CommandUtils.cpp - Helpers shared by the solder commands -----------===//
+#include "tools/CommandUtils.h"
+#include "frontend/ModelSummary.h"
+#include "passes/Pipeline.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/raw_ostream.h"
+#include <cmath>
+#include <limits>
+
+using namespace llvm;
+
+namespace solder {
+
+int reportError(Error E) {
+  std::string Msg = toString(std::move(E));
+  errs() << "error: " << Msg << "\n";
+  return ExitBadInput;
+}
+
+int reportError(const Twine &Msg) {
+  errs() << "error: " << Msg << "\n";
+  return ExitBadInput;
+}
+
+static Error usageError(const Twine &Msg) {
+  return createStringError(inconvertibleErrorCode(), Msg);
+}
+
+Expected<std::vector<int64_t>> parseDims(StringRef Text) {
+  std::vector<int64_t> Dims;
+  Text = Text.trim();
+  if (Text.empty() || Text == "scalar")
+    return Dims;
+  SmallVector<StringRef, 6> Parts;
+  Text.split(Parts, 'x');
+  for (StringRef P : Parts) {
+    uint64_t D;
+    if (P.trim().getAsInteger(10, D) || int64_t(D) > MaxDimSize)
+      return usageError("bad dims '" + Text +
+                        "' (expected sizes joined by 'x', e.g. 1x128, each "
+                        "at most " +
+                        Twine(MaxDimSize) + ")");
+    Dims.push_back(int64_t(D));
+  }
+  return Dims;
+}
+
+Expected<ImportOptions> parseShapeArgs(ArrayRef<std::string> Args,
+                                       const ModelSummary &Model) {
+  ImportOptions Opts;
+  const ModelSummary *S = &Model;
+  for (StringRef Arg : Args) {
+    auto [Name, Value] = Arg.split('=');
+    if (Name.empty() || !Arg.contains('='))
+      return usageError("--shape '" + Arg + "': expected NAME=DIMS");
+    const ValueSummary *Input = nullptr;
+    for (const ValueSummary &I : S->Inputs)
+      if (I.Name == Name)
+        Input = &I;
+    if (!Input) {
+      int64_t Size;
+      if (Value.trim().getAsInteger(10, Size) || Size < 0 ||
+          Size > MaxDimSize) {
+        std::string Names;
+        for (const ValueSummary &I : S->Inputs)
+          Names += (Names.empty() ? "" : ", ") + I.Name;
+        return usageError("--shape '" + Arg + "': the model has no input '" +
+                          Name + "' (inputs: " + Names +
+                          "), and as a dim symbol it needs one size");
+      }
+      Opts.SymbolSizes[Name] = Size;
+      continue;
+    }
+    Expected<std::vector<int64_t>> Dims = parseDims(Value);
+    if (!Dims)
+      return createStringError(inconvertibleErrorCode(),
+                               "--shape '" + Arg +
+                                   "': " + toString(Dims.takeError()));
+    if (Input->Rank >= 0 && size_t(Input->Rank) != Dims->size())
+      return usageError(formatv("--shape '{0}': input '{1}' has rank {2} "
+                                "({3}), the shape given has rank {4}",
+                                Arg, Name, Input->Rank, Input->TypeText,
+                                Dims->size()));
+    for (size_t I = 0; I < Input->StaticDims.size() && I < Dims->size(); ++I)
+      if (Input->StaticDims[I] >= 0 && Input->StaticDims[I] != (*Dims)[I])
+        return usageError(formatv("--shape '{0}': dim {1} of input '{2}' is "
+                                  "fixed to {3} ({4})",
+                                  Arg, I, Name, Input->StaticDims[I],
+                                  Input->TypeText));
+    Opts.InputShapes[Name] = std::move(*Dims);
+  }
+  return Opts;
+}
+
+Error checkPassNames(ArrayRef<std::string> Names) {
+  std::vector<std::string> Known = pipelinePassNames();
+  for (const std::string &N : Names)
+    if (!is_contained(Known, N))
+      return usageError("unknown pass '" + N +
+                        "' (passes: " + join(Known, ", ") + ")");
+  return Error::success();
+}
+
+Expected<std::vector<int64_t>> concreteInputDims(const Value &Input,
+                                                 const ImportOptions &Opts) {
+  std::vector<int64_t> Dims;
+  auto Given = Opts.InputShapes.find(Input.name());
+  for (unsigned I = 0; I < Input.shape().size(); ++I) {
+    const Dim &D = Input.shape()[I];
+    if (D.isStatic()) {
+      Dims.push_back(D.size());
+      continue;
+    }
+    if (Given != Opts.InputShapes.end() && I < Given->second.size()) {
+      Dims.push_back(Given->second[I]);
+      continue;
+    }
+    if (D.isSymbol()) {
+      auto It = Opts.SymbolSizes.find(D.symbol());
+      if (It != Opts.SymbolSizes.end()) {
+        Dims.push_back(It->second);
+        continue;
+      }
+    }
+    return usageError(formatv(
+        "input '{0}' ({1}): dim {2} is {3}; give its size with --shape "
+        "{0}=DIMS{4}",
+        Input.name(), typeToString(Input.type()), I,
+        D.isSymbol() ? "symbol '" + D.symbol() + "'" : std::string("unknown"),
+        D.isSymbol() ? " or --shape " + D.symbol() + "=SIZE" : std::string()));
+  }
+  return Dims;
+}
+
+void printTensorSummary(raw_ostream &OS, StringRef Name, const Tensor &T,
+                        unsigned MaxValues) {
+  OS << Name << ": " << typeToString(T.type());
+  int64_t N = T.numElements();
+  if (N > 0) {
+    double Min = std::numeric_limits<double>::infinity(), Max = -Min, Sum = 0;
+    int64_t NaNs = 0;
+    for (int64_t I = 0; I < N; ++I) {
+      double V = T.getDouble(I);
+      if (std::isnan(V)) {
+        ++NaNs;
+        continue;
+      }
+      Min = std::min(Min, V);
+      Max = std::max(Max, V);
+      Sum += V;
+    }
+    if (NaNs < N)
+      OS << format("  min %.6g max %.6g mean %.6g", Min, Max,
+                   Sum / double(N - NaNs));
+    if (NaNs)
+      OS << "  (" << NaNs << " NaN)";
+  }
+  OS << "\n  [";
+  for (int64_t I = 0; I < N && I < int64_t(MaxValues); ++I) {
+    if (I)
+      OS << ", ";
+    if (isFloat(T.dtype()))
+      OS << format("%.6g", T.getDouble(I));
+    else if (T.dtype() == DType::Bool)
+      OS << (T.getInt64(I) ? "true" : "false");
+    else
+      OS << T.getInt64(I);
+  }
+  if (N > int64_t(MaxValues))
+    OS << ", ...";
+  OS << "]\n";
+}
+
+} // namespace solder

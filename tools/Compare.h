@@ -1,0 +1,31 @@
+//===- Compare.h - Tolerance comparison of tensors --------------*- C++ -*-===//
+//
+// Compares a computed tensor against an expected one the way the ONNX
+// backend test runner does: same dtype and shape; floats within
+// |a - b| <= atol + rtol * |b| with NaN equal to NaN and infinities equal
+// only to themselves; integers and bools exactly.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SOLDER_TOOLS_COMPARE_H
+#define SOLDER_TOOLS_COMPARE_H
+
+#include "ir/Tensor.h"
+#include "tools/Tolerances.h"
+#include <string>
+
+namespace solder {
+
+struct CompareResult {
+  bool Match = true;
+  /// Why not: "shape f32[2,3] != expected f32[3,2]" or "3 of 6 elements
+  /// differ; max abs error 0.5 at [1,2] (got 1.5, expected 1); max rel
+  /// error ...".
+  std::string Reason;
+};
+
+CompareResult compareTensors(const Tensor &Actual, const Tensor &Expected,
+                             const Tolerance &Tol);
+
+} // namespace solder
+
+#endif

@@ -1,0 +1,129 @@
+//===- DumpKernelsCommand.cpp - `solder dump-kernels MODEL -o DIR` --------===//
+//
+// Writes each kernel of a model's GPU plan as DIR/<kernel>.cu, headed by a
+// comment naming the ONNX nodes, the shapes and the launch configuration,
+// and DIR/index.txt listing every step of a run in order (kernels and
+// library calls) with the file holding its kernel.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/cuda/Plan.h"
+#include "tools/CommandUtils.h"
+#include "tools/GpuCommands.h"
+#include "tools/TensorIO.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace llvm;
+
+namespace solder {
+
+static cl::SubCommand DumpCmd("dump-kernels",
+                              "Write the generated CUDA kernels of a model");
+static cl::OptionCategory DumpCat("dump-kernels options");
+static cl::opt<std::string> DumpModel(cl::Positional, cl::Required,
+                                      cl::desc("<model.onnx|model.plan>"),
+                                      cl::sub(DumpCmd), cl::cat(DumpCat));
+static cl::opt<std::string> DumpOut("o", cl::Required, cl::value_desc("dir"),
+                                    cl::desc("Folder to write into"),
+                                    cl::sub(DumpCmd), cl::cat(DumpCat));
+static cl::list<std::string>
+    DumpShapes("shape", cl::value_desc("name=dims"),
+               cl::desc("Input shape or dim symbol size (ONNX models)"),
+               cl::sub(DumpCmd), cl::cat(DumpCat));
+static cl::opt<std::string> DumpArch("arch", cl::init("sm_90"),
+                                     cl::value_desc("sm_XY"),
+                                     cl::desc("Architecture to compile for"),
+                                     cl::sub(DumpCmd), cl::cat(DumpCat));
+static cl::opt<std::string> DumpCacheDir("cache-dir", cl::value_desc("dir"),
+                                         cl::desc("Compiled-kernel cache"),
+                                         cl::sub(DumpCmd), cl::cat(DumpCat));
+
+cl::SubCommand &dumpKernelsSubCommand() { return DumpCmd; }
+
+static StringRef kindName(PlanStep::Kind K) {
+  switch (K) {
+  case PlanStep::Kind::Kernel:
+    return "kernel";
+  case PlanStep::Kind::Gemm:
+    return "cublasLt";
+  case PlanStep::Kind::Conv:
+    return "cudnn";
+  case PlanStep::Kind::Copy:
+    return "copy";
+  }
+  return "?";
+}
+
+static Error writeFile(StringRef Path, StringRef Text) {
+  std::error_code EC;
+  raw_fd_ostream OS(Path, EC);
+  if (EC)
+    return createStringError(EC,
+                             "cannot write '" + Path + "': " + EC.message());
+  OS << Text;
+  return Error::success();
+}
+
+int runDumpKernelsCommand() {
+  ModelLoadOptions Opts;
+  Opts.Shapes.assign(DumpShapes.begin(), DumpShapes.end());
+  Opts.Arch = DumpArch;
+  Opts.CacheDir = DumpCacheDir;
+  Opts.Progress = progressStream();
+  Expected<std::shared_ptr<CompiledModel>> M =
+      loadOrCompileModel(DumpModel, Opts);
+  if (!M)
+    return reportError(M.takeError());
+  if (std::error_code EC = sys::fs::create_directories(DumpOut))
+    return reportError("cannot create '" + DumpOut + "': " + EC.message());
+  const Plan &P = (*M)->plan();
+
+  std::vector<std::string> Files;
+  for (const PlanKernel &K : P.Kernels) {
+    std::string File = sanitizeFileName(K.Name) + ".cu";
+    Files.push_back(File);
+    std::string Text;
+    raw_string_ostream OS(Text);
+    OS << "// kernel " << K.Name << "\n";
+    OS << "// nodes: ";
+    for (size_t I = 0; I < K.NodeNames.size(); ++I)
+      OS << (I ? ", " : "") << "'" << K.NodeNames[I] << "'";
+    OS << "\n// " << K.Summary << "\n";
+    OS << formatv("// launch: grid ({0},{1},{2}) block ({3},{4},{5}), {6} "
+                  "bytes dynamic shared memory\n",
+                  K.Grid[0], K.Grid[1], K.Grid[2], K.Block[0], K.Block[1],
+                  K.Block[2], K.DynamicSharedBytes);
+    OS << "// compiled for " << P.Arch << " (" << K.Cubin.size()
+       << " bytes of cubin)\n\n";
+    OS << K.Source;
+    SmallString<256> Path(DumpOut);
+    sys::path::append(Path, File);
+    if (Error E = writeFile(Path, OS.str()))
+      return reportError(std::move(E));
+  }
+
+  std::string Index;
+  raw_string_ostream OS(Index);
+  OS << "# " << P.Steps.size() << " steps per run of '" << P.ModelName << "' ("
+     << P.Arch << "), in order\n";
+  OS << "# arena " << P.ArenaBytes << " bytes (naive " << P.NaiveArenaBytes
+     << "), weights " << P.Weights.size() << " bytes\n";
+  for (size_t I = 0; I < P.Steps.size(); ++I) {
+    const PlanStep &S = P.Steps[I];
+    OS << formatv("{0,4}  {1,-8}  ", I, kindName(S.K));
+    if (S.K == PlanStep::Kind::Kernel)
+      OS << Files[S.Index] << "  ";
+    OS << S.Label << "\n";
+  }
+  SmallString<256> Path(DumpOut);
+  sys::path::append(Path, "index.txt");
+  if (Error E = writeFile(Path, OS.str()))
+    return reportError(std::move(E));
+  outs() << "wrote " << P.Kernels.size() << " kernels and index.txt to "
+         << DumpOut << "\n";
+  return ExitSuccess;
+}
+
+} // namespace solder
