@@ -1,0 +1,278 @@
+#!/usr/bin/env python3
+"""solder vs PyTorch on the GPU machine: ResNet-50 and BERT-base, fp32.
+
+Exports the models (random weights) to ONNX, then for each (model, batch):
+  - `solder bench --json`, with and without CUDA graphs;
+  - PyTorch eager, torch.compile (default) and torch.compile
+    (mode="reduce-overhead", CUDA graphs);
+all on the same GPU in fp32 with TF32 off (torch matmul and cuDNN alike;
+solder uses CUBLAS_COMPUTE_32F and CUDNN_FMA_MATH), median of timed runs
+with CUDA events after warm-up. Prints one table with each latency's ratio
+to torch.compile (default). Also checks solder's outputs against
+`solder run --backend reference` on the same inputs (batch 1, 1e-4 level),
+and reports ResNet-50's first vs second compile time (disk kernel cache)
+and the arena vs naive intermediate memory.
+
+Usage (GPU machine, from the repo root):
+  python3 bench/run_bench.py --solder build/tools/solder [--out DIR]
+      [--models resnet50,bert] [--batches 1,32] [--iters 50]
+      [--no-torch-compile] [--time-budget SECONDS]
+torch.compile modes are skipped (and said so) once --time-budget seconds
+have passed, so the whole run stays bounded.
+"""
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+import torch
+
+START = time.time()
+
+
+def log(msg):
+    print(f"[{time.time() - START:6.1f}s] {msg}", flush=True)
+
+
+# ---------------------------------------------------------------- models ---
+
+def make_resnet50():
+    import torchvision
+    return torchvision.models.resnet50(weights=None).eval()
+
+
+class BertWrapper(torch.nn.Module):
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, input_ids, attention_mask):
+        return self.model(input_ids=input_ids,
+                          attention_mask=attention_mask).last_hidden_state
+
+
+def make_bert():
+    import transformers
+    cfg = transformers.BertConfig()  # BERT-base: 12 layers, hidden 768
+    cfg._attn_implementation = "eager"
+    model = transformers.BertModel(cfg, add_pooling_layer=False).eval()
+    return BertWrapper(model)
+
+
+def example_inputs(name, batch, device):
+    g = torch.Generator().manual_seed(0)
+    if name == "resnet50":
+        return (torch.rand(batch, 3, 224, 224, generator=g).to(device),)
+    ids = torch.randint(0, 30000, (batch, 128), generator=g).to(device)
+    mask = torch.ones(batch, 128, dtype=torch.int64).to(device)
+    return (ids, mask)
+
+
+def input_names(name):
+    return ["input"] if name == "resnet50" else ["input_ids", "attention_mask"]
+
+
+def export(name, model, batch, path):
+    args = example_inputs(name, batch, "cpu")
+    with torch.no_grad():
+        torch.onnx.export(model, args, path, dynamo=False, opset_version=17,
+                          input_names=input_names(name),
+                          output_names=["output"])
+
+
+# ---------------------------------------------------------------- timing ---
+
+def time_torch(fn, args, iters, warmup):
+    with torch.no_grad():
+        for _ in range(warmup):
+            fn(*args)
+        torch.cuda.synchronize()
+        times = []
+        for _ in range(iters):
+            start = torch.cuda.Event(enable_timing=True)
+            stop = torch.cuda.Event(enable_timing=True)
+            start.record()
+            fn(*args)
+            stop.record()
+            stop.synchronize()
+            times.append(start.elapsed_time(stop))
+    return statistics.median(times)
+
+
+def run(cmd, timeout=600):
+    log("$ " + " ".join(cmd))
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    if p.returncode != 0:
+        raise RuntimeError(f"{cmd[0]} failed (rc {p.returncode}):\n"
+                           f"{p.stdout[-2000:]}\n{p.stderr[-2000:]}")
+    return p.stdout
+
+
+def solder_bench(solder, model, iters, graph, cache):
+    cmd = [solder, "bench", model, "--json", "--iters", str(iters),
+           "--warmup", "5", "--cache-dir", cache]
+    if not graph:
+        cmd.append("--no-cuda-graph")
+    return json.loads(run(cmd).strip().splitlines()[-1])
+
+
+def solder_check(solder, model, workdir, name):
+    """solder cuda vs reference on the same random inputs: max rel error."""
+    ins = os.path.join(workdir, "in")
+    ref = os.path.join(workdir, "ref")
+    gpu = os.path.join(workdir, "gpu")
+    run([solder, "run", model, "--random-inputs", "--backend", "reference",
+         "--save-inputs", ins, "--output-dir", ref], timeout=900)
+    inputs = []
+    for f in sorted(os.listdir(ins)):
+        inputs += ["--input", f"{f[:-4]}={os.path.join(ins, f)}"]
+    run([solder, "run", model, "--backend", "cuda", "--output-dir", gpu]
+        + inputs)
+    worst = 0.0
+    for f in sorted(os.listdir(ref)):
+        r = np.load(os.path.join(ref, f)).astype(np.float64)
+        g = np.load(os.path.join(gpu, f)).astype(np.float64)
+        worst = max(worst, float(np.abs(g - r).max() /
+                                 max(np.abs(r).max(), 1e-30)))
+    return worst
+
+
+# ------------------------------------------------------------------ main ---
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--solder", default="build/tools/solder")
+    ap.add_argument("--out", default=None)
+    ap.add_argument("--models", default="resnet50,bert")
+    ap.add_argument("--batches", default="1,32")
+    ap.add_argument("--iters", type=int, default=50)
+    ap.add_argument("--torch-iters", type=int, default=50)
+    ap.add_argument("--no-torch-compile", action="store_true")
+    ap.add_argument("--no-check", action="store_true")
+    ap.add_argument("--time-budget", type=float, default=420.0,
+                    help="skip torch.compile modes after this many seconds")
+    a = ap.parse_args()
+
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False  # solder uses CUDNN_FMA_MATH
+    torch.manual_seed(0)
+    work = tempfile.mkdtemp(prefix="solder-bench-")
+    cache = os.path.join(work, "kernel-cache")
+    solder = os.path.abspath(a.solder)
+    rows, notes = [], []
+
+    for name in a.models.split(","):
+        model = make_resnet50() if name == "resnet50" else make_bert()
+        for batch in [int(b) for b in a.batches.split(",")]:
+            tag = f"{name} b{batch}" + (" s128" if name == "bert" else "")
+            path = os.path.join(work, f"{name}_b{batch}.onnx")
+            log(f"exporting {tag}")
+            export(name, model, batch, path)
+            row = {"model": tag}
+
+            if name == "resnet50" and batch == 1:
+                # First compile with an empty kernel cache, then again.
+                for label in ("first", "second"):
+                    t = time.time()
+                    try:
+                        out = run([solder, "compile", path, "-o",
+                                   os.path.join(work, "r50.plan"),
+                                   "--cache-dir", cache])
+                    except RuntimeError as e:
+                        out = str(e)
+                    row[f"compile_{label}_s"] = time.time() - t
+                    log(out.strip())
+                notes.append(
+                    f"ResNet-50 compile: first {row['compile_first_s']:.2f} s,"
+                    f" second (disk cache) {row['compile_second_s']:.2f} s")
+
+            try:
+                g = solder_bench(solder, path, a.iters, True, cache)
+                ng = solder_bench(solder, path, a.iters, False, cache)
+                row["solder_graph"] = g["median_ms"]
+                row["solder_nograph"] = ng["median_ms"]
+                row["launches"] = ng["steps_per_run"]
+                notes.append(
+                    f"{tag}: arena {g['arena_bytes'] / 2**20:.1f} MiB vs "
+                    f"naive {g['naive_arena_bytes'] / 2**20:.1f} MiB; "
+                    f"{g['steps_per_run']} steps/run ({g['kernels']} kernels,"
+                    f" {g['library_calls']} library calls); p90 "
+                    f"{g['p90_ms']:.3f} p99 {g['p99_ms']:.3f} ms")
+                if not a.no_check and batch == 1:
+                    err = solder_check(solder, path,
+                                       os.path.join(work, f"check_{name}"),
+                                       name)
+                    row["max_rel_err"] = err
+                    notes.append(
+                        f"{tag}: solder cuda vs reference max rel err "
+                        f"{err:.3g} ({'ok' if err <= 1e-4 else 'FAIL'})")
+            except (RuntimeError, subprocess.TimeoutExpired, KeyError) as e:
+                row["solder_error"] = str(e)[-600:]
+                notes.append(f"{tag}: solder FAILED: {str(e)[-600:]}")
+                log(f"solder failed on {tag}: {e}")
+
+            m = model.cuda()
+            args = example_inputs(name, batch, "cuda")
+            row["eager"] = time_torch(m, args, a.torch_iters, 5)
+            for mode in ("default", "reduce-overhead"):
+                key = "compile" if mode == "default" else "compile_ro"
+                if a.no_torch_compile:
+                    continue
+                if time.time() - START > a.time_budget:
+                    notes.append(f"{tag}: torch.compile {mode} skipped "
+                                 "(--time-budget)")
+                    continue
+                torch._dynamo.reset()
+                t = time.time()
+                cm = torch.compile(m, mode=None if mode == "default" else mode)
+                row[key] = time_torch(cm, args, a.torch_iters, 5)
+                log(f"{tag}: torch.compile {mode} incl. compile "
+                    f"{time.time() - t:.1f} s")
+            model = model.cpu()
+            rows.append(row)
+            log(json.dumps(row))
+
+    dev = torch.cuda.get_device_name()
+    lines = [f"# solder vs PyTorch {torch.__version__} on {dev}, fp32, "
+             "TF32 off, median ms", "",
+             "| model | solder (graph) | solder (no graph) | steps | eager |"
+             " torch.compile | compile reduce-overhead |",
+             "| --- | --- | --- | --- | --- | --- | --- |"]
+
+    def cell(row, key):
+        v = row.get(key)
+        if v is None:
+            return "-"
+        base = row.get("compile")
+        ratio = f" ({v / base:.2f}x)" if base else ""
+        return f"{v:.3f}{ratio}"
+
+    for r in rows:
+        lines.append(f"| {r['model']} | {cell(r, 'solder_graph')} | "
+                     f"{cell(r, 'solder_nograph')} | {r.get('launches', '-')} | "
+                     f"{cell(r, 'eager')} | {cell(r, 'compile')} | "
+                     f"{cell(r, 'compile_ro')} |")
+    lines += ["", "(x) = ratio to torch.compile default; lower is faster", ""]
+    lines += ["- " + n for n in notes]
+    text = "\n".join(lines)
+    print(text)
+    if a.out:
+        os.makedirs(a.out, exist_ok=True)
+        with open(os.path.join(a.out, "bench.md"), "w") as f:
+            f.write(text + "\n")
+        with open(os.path.join(a.out, "bench.json"), "w") as f:
+            json.dump(rows, f, indent=1)
+    shutil.rmtree(work, ignore_errors=True)
+    bad = [r for r in rows
+           if r.get("max_rel_err", 0) > 1e-4 or "solder_error" in r]
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

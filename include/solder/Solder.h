@@ -1,0 +1,173 @@
+//===- Solder.h - solder's C++ API ------------------------------*- C++ -*-===//
+//
+// Compile an ONNX model for the GPU, save and load plans, and run them:
+//
+//   solder::CompileOptions Opts;
+//   Opts.InputShapes["input"] = {1, 3, 224, 224};
+//   auto Model = solder::CompiledModel::compileFile("resnet.onnx", Opts);
+//   if (!Model) ... llvm::toString(Model.takeError()) ...
+//   auto Ctx = (*Model)->createContext();
+//   (*Ctx)->copyInputFromHost(0, Data, Bytes, Stream);
+//   (*Ctx)->run(Stream);
+//   (*Ctx)->copyOutputToHost(0, Out, OutBytes, Stream); // synchronizes
+//
+// A CompiledModel is immutable once built and holds the weights on the
+// device once; any number of ExecutionContexts (each with its own
+// activation arena, library handles and CUDA graph) may run it at the same
+// time from different threads on different streams. One context is used
+// by one thread at a time.
+//
+// Compiling needs no GPU (NVRTC only); creating a context does, and fails
+// with "no CUDA device: <reason>" where there is none.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SOLDER_SOLDER_H
+#define SOLDER_SOLDER_H
+
+#include "ir/DType.h"
+#include "ir/Tensor.h"
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+typedef struct CUstream_st *cudaStream_t;
+namespace llvm {
+class raw_ostream;
+}
+
+namespace solder {
+
+class Graph;
+struct Plan;
+class ExecutionContext;
+
+struct CompileOptions {
+  /// Target architecture ("sm_90"); empty = the current GPU's, or sm_90
+  /// when there is no GPU.
+  std::string Arch;
+  /// Concrete shapes of inputs with symbolic dims, by input name.
+  llvm::StringMap<std::vector<int64_t>> InputShapes;
+  /// Sizes of named dim symbols ("N" -> 4).
+  llvm::StringMap<int64_t> SymbolSizes;
+  /// Folder of the compiled-kernel cache; empty = no disk cache.
+  std::string CacheDir;
+  /// Lets fp32 matmuls and convolutions use TF32 tensor cores (faster,
+  /// about 1e-3 relative error). Off by default.
+  bool AllowTF32 = false;
+  /// Pipeline passes to skip, by name.
+  std::vector<std::string> DisabledPasses;
+  /// Progress lines for long steps; null = quiet.
+  llvm::raw_ostream *Progress = nullptr;
+};
+
+/// A graph input or output.
+struct TensorInfo {
+  std::string Name;
+  DType Elem = DType::F32;
+  std::vector<int64_t> Dims;
+  size_t bytes() const;
+};
+
+/// Memory and launch figures of a compiled model.
+struct ModelStats {
+  size_t Steps = 0;             ///< launches (kernels + library calls) per run
+  size_t Kernels = 0;           ///< distinct generated kernels
+  size_t LibraryCalls = 0;      ///< cuBLASLt + cuDNN calls per run
+  uint64_t ArenaBytes = 0;      ///< activation arena of one context
+  uint64_t NaiveArenaBytes = 0; ///< every intermediate in its own buffer
+  uint64_t WeightBytes = 0;
+};
+
+class CompiledModel : public std::enable_shared_from_this<CompiledModel> {
+public:
+  ~CompiledModel();
+
+  static llvm::Expected<std::shared_ptr<CompiledModel>>
+  compileFile(llvm::StringRef OnnxPath, const CompileOptions &Opts = {});
+  static llvm::Expected<std::shared_ptr<CompiledModel>>
+  compileBytes(llvm::StringRef OnnxBytes, const CompileOptions &Opts = {});
+  /// Compiles an imported graph; the pass pipeline rewrites G in place.
+  static llvm::Expected<std::shared_ptr<CompiledModel>>
+  compileGraph(Graph &G, const CompileOptions &Opts = {});
+
+  /// Reads a plan written by savePlan (or `solder compile`). A plan for
+  /// another architecture is recompiled from its kernel sources when it is
+  /// loaded onto a GPU of that architecture.
+  static llvm::Expected<std::shared_ptr<CompiledModel>>
+  loadPlan(llvm::StringRef Path);
+  static llvm::Expected<std::shared_ptr<CompiledModel>> fromPlan(Plan P);
+  /// Writes the plan atomically (temporary file, then rename).
+  llvm::Error savePlan(llvm::StringRef Path) const;
+
+  llvm::ArrayRef<TensorInfo> inputs() const;
+  llvm::ArrayRef<TensorInfo> outputs() const;
+  /// Index of the input/output of that name, or -1.
+  int inputIndex(llvm::StringRef Name) const;
+  int outputIndex(llvm::StringRef Name) const;
+  ModelStats stats() const;
+  const Plan &plan() const;
+
+  /// Uploads weights, loads kernels and chooses library algorithms on the
+  /// current device (done once; createContext calls it).
+  llvm::Error loadOnDevice();
+  /// A new execution context on the current device.
+  llvm::Expected<std::unique_ptr<ExecutionContext>> createContext();
+
+  struct Impl;
+
+private:
+  explicit CompiledModel(std::unique_ptr<Impl> I);
+  std::unique_ptr<Impl> I;
+};
+
+class ExecutionContext {
+public:
+  ~ExecutionContext();
+
+  /// Reads/writes the caller's device buffer directly on every run
+  /// (16-byte aligned, the tensor's size).
+  llvm::Error bindInput(unsigned Index, const void *DevicePtr);
+  llvm::Error bindOutput(unsigned Index, void *DevicePtr);
+  /// Enqueues a copy of host data into the context's own input buffer
+  /// (and binds that buffer); Bytes must be the input's size.
+  llvm::Error copyInputFromHost(unsigned Index, const void *Host, size_t Bytes,
+                                cudaStream_t Stream);
+  /// Enqueues a copy of an output into host memory and waits for it.
+  llvm::Error copyOutputToHost(unsigned Index, void *Host, size_t Bytes,
+                               cudaStream_t Stream);
+  /// The device buffer input/output Index is read from/written to now.
+  const void *inputBuffer(unsigned Index) const;
+  void *outputBuffer(unsigned Index) const;
+
+  /// Runs the model on Stream, asynchronously. With CUDA graphs on (the
+  /// default), the first run also captures the steps into a graph and
+  /// later runs replay it; rebinding a buffer recaptures.
+  llvm::Error run(cudaStream_t Stream);
+  void setUseCudaGraph(bool On);
+  bool usesCudaGraph() const;
+  /// Graph launches so far (0 while running step by step).
+  uint64_t graphLaunches() const;
+  /// Why capturing a CUDA graph failed, when it did (the context then runs
+  /// step by step); empty otherwise.
+  llvm::StringRef cudaGraphFailure() const;
+
+  /// Convenience: host inputs in, host outputs out (synchronous).
+  llvm::Expected<std::vector<Tensor>> runHost(llvm::ArrayRef<Tensor> Inputs,
+                                              cudaStream_t Stream = nullptr);
+
+  struct Impl;
+
+private:
+  friend class CompiledModel;
+  explicit ExecutionContext(std::unique_ptr<Impl> I);
+  std::unique_ptr<Impl> I;
+};
+
+} // namespace solder
+
+#endif

@@ -1,0 +1,52 @@
+//===- CudaSupport.h - CUDA, cuBLASLt and cuDNN error helpers ---*- C++ -*-===//
+//
+// Status codes of the three libraries turned into llvm::Error with the call
+// that failed, and the device query every GPU entry point starts with. The
+// static cudart loads the driver on the first call, so a machine without a
+// GPU or driver gets "no CUDA device: <reason>" here rather than a binary
+// that fails to start.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SOLDER_RUNTIME_CUDA_CUDASUPPORT_H
+#define SOLDER_RUNTIME_CUDA_CUDASUPPORT_H
+
+#include "llvm/ADT/Twine.h"
+#include "llvm/Support/Error.h"
+#include <cublasLt.h>
+#include <cuda_runtime_api.h>
+#include <cudnn.h>
+#include <string>
+
+namespace solder {
+
+llvm::Error cudaError(cudaError_t Status, const llvm::Twine &What);
+llvm::Error cublasError(cublasStatus_t Status, const llvm::Twine &What);
+llvm::Error cudnnError(cudnnStatus_t Status, const llvm::Twine &What);
+
+/// Checks a device is usable and returns its index (the current device).
+llvm::Expected<int> requireDevice();
+/// "sm_90" for the current device.
+llvm::Expected<std::string> currentDeviceArch();
+
+} // namespace solder
+
+#define SOLDER_CUDA_TRY(Expr, What)                                            \
+  do {                                                                         \
+    cudaError_t Status_ = (Expr);                                              \
+    if (Status_ != cudaSuccess)                                                \
+      return ::solder::cudaError(Status_, What);                               \
+  } while (0)
+#define SOLDER_CUBLAS_TRY(Expr, What)                                          \
+  do {                                                                         \
+    cublasStatus_t Status_ = (Expr);                                           \
+    if (Status_ != CUBLAS_STATUS_SUCCESS)                                      \
+      return ::solder::cublasError(Status_, What);                             \
+  } while (0)
+#define SOLDER_CUDNN_TRY(Expr, What)                                           \
+  do {                                                                         \
+    cudnnStatus_t Status_ = (Expr);                                            \
+    if (Status_ != CUDNN_STATUS_SUCCESS)                                       \
+      return ::solder::cudnnError(Status_, What);                              \
+  } while (0)
+
+#endif

@@ -1,0 +1,50 @@
+//===- KernelCompiler.cpp - Code generation and NVRTC for plans -----------===//
+#include "runtime/cuda/KernelCompiler.h"
+#include "codegen/KernelEmitter.h"
+#include "codegen/NvrtcCompiler.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace llvm;
+
+namespace solder {
+
+Expected<std::vector<GeneratedKernel>> generateKernels(const Graph &G,
+                                                       StringRef Arch) {
+  CodegenOptions Opts;
+  return emitGraphKernels(G, Opts);
+}
+
+Error compileCubins(MutableArrayRef<PlanKernel> Kernels, StringRef Arch,
+                    StringRef CacheDir, raw_ostream *Progress) {
+  std::vector<GeneratedKernel> Todo;
+  std::vector<size_t> Where;
+  for (size_t I = 0; I < Kernels.size(); ++I) {
+    if (!Kernels[I].Cubin.empty())
+      continue;
+    GeneratedKernel K;
+    K.Name = Kernels[I].Name;
+    K.Source = Kernels[I].Source;
+    Todo.push_back(std::move(K));
+    Where.push_back(I);
+  }
+  if (Todo.empty())
+    return Error::success();
+  NvrtcOptions Opts;
+  Opts.Arch = Arch.str();
+  Opts.CacheDir = CacheDir.str();
+  CompileStats Stats;
+  Expected<std::vector<std::string>> Cubins =
+      compileKernels(Todo, Opts, &Stats);
+  if (!Cubins)
+    return Cubins.takeError();
+  for (size_t I = 0; I < Where.size(); ++I)
+    Kernels[Where[I]].Cubin = std::move((*Cubins)[I]);
+  if (Progress)
+    *Progress << formatv("compiled {0} kernels for {1} in {2:F2} s ({3} "
+                         "from the cache)\n",
+                         Todo.size(), Arch, Stats.Seconds, Stats.Cached);
+  return Error::success();
+}
+
+} // namespace solder

@@ -1,0 +1,339 @@
+//===- LibraryCalls.cpp - cuBLASLt matmuls and cuDNN convolutions ---------===//
+#include "runtime/cuda/LibraryCalls.h"
+#include "llvm/ADT/SmallVector.h"
+
+using namespace llvm;
+
+namespace solder {
+
+static cudaDataType_t cudaType(DType T) {
+  switch (T) {
+  case DType::F16:
+    return CUDA_R_16F;
+  case DType::BF16:
+    return CUDA_R_16BF;
+  case DType::F64:
+    return CUDA_R_64F;
+  default:
+    return CUDA_R_32F;
+  }
+}
+
+static cudnnDataType_t cudnnType(DType T) {
+  switch (T) {
+  case DType::F16:
+    return CUDNN_DATA_HALF;
+  case DType::BF16:
+    return CUDNN_DATA_BFLOAT16;
+  case DType::F64:
+    return CUDNN_DATA_DOUBLE;
+  default:
+    return CUDNN_DATA_FLOAT;
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// cuBLASLt
+//===----------------------------------------------------------------------===//
+
+GemmCall::~GemmCall() {
+  if (LayoutA)
+    cublasLtMatrixLayoutDestroy(LayoutA);
+  if (LayoutB)
+    cublasLtMatrixLayoutDestroy(LayoutB);
+  if (LayoutD)
+    cublasLtMatrixLayoutDestroy(LayoutD);
+  if (Desc)
+    cublasLtMatmulDescDestroy(Desc);
+}
+
+Error GemmCall::init(const GemmConfig &C) {
+  Config = &C;
+  bool F64 = C.Elem == DType::F64;
+  cublasComputeType_t Compute =
+      F64 ? CUBLAS_COMPUTE_64F
+          : (C.Elem == DType::F32 && C.AllowTF32 ? CUBLAS_COMPUTE_32F_FAST_TF32
+                                                 : CUBLAS_COMPUTE_32F);
+  cudaDataType_t Scale = F64 ? CUDA_R_64F : CUDA_R_32F;
+  SOLDER_CUBLAS_TRY(cublasLtMatmulDescCreate(&Desc, Compute, Scale),
+                    "cublasLtMatmulDescCreate");
+  cublasOperation_t OpA = C.TransA ? CUBLAS_OP_T : CUBLAS_OP_N;
+  cublasOperation_t OpB = C.TransB ? CUBLAS_OP_T : CUBLAS_OP_N;
+  SOLDER_CUBLAS_TRY(cublasLtMatmulDescSetAttribute(
+                        Desc, CUBLASLT_MATMUL_DESC_TRANSA, &OpA, sizeof(OpA)),
+                    "cublasLtMatmulDescSetAttribute(TRANSA)");
+  SOLDER_CUBLAS_TRY(cublasLtMatmulDescSetAttribute(
+                        Desc, CUBLASLT_MATMUL_DESC_TRANSB, &OpB, sizeof(OpB)),
+                    "cublasLtMatmulDescSetAttribute(TRANSB)");
+  if (C.Bias == GemmConfig::BiasKind::Epilogue) {
+    cublasLtEpilogue_t Epi = CUBLASLT_EPILOGUE_BIAS;
+    SOLDER_CUBLAS_TRY(
+        cublasLtMatmulDescSetAttribute(Desc, CUBLASLT_MATMUL_DESC_EPILOGUE,
+                                       &Epi, sizeof(Epi)),
+        "cublasLtMatmulDescSetAttribute(EPILOGUE)");
+  }
+  cudaDataType_t T = cudaType(C.Elem);
+  auto Layout = [&](cublasLtMatrixLayout_t &L, int64_t Rows, int64_t Cols,
+                    int64_t Ld, int64_t Stride) -> Error {
+    SOLDER_CUBLAS_TRY(cublasLtMatrixLayoutCreate(&L, T, Rows, Cols, Ld),
+                      "cublasLtMatrixLayoutCreate");
+    if (C.Batch > 1) {
+      int32_t Count = int32_t(C.Batch);
+      SOLDER_CUBLAS_TRY(
+          cublasLtMatrixLayoutSetAttribute(
+              L, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &Count, sizeof(Count)),
+          "cublasLtMatrixLayoutSetAttribute(BATCH_COUNT)");
+      SOLDER_CUBLAS_TRY(cublasLtMatrixLayoutSetAttribute(
+                            L, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
+                            &Stride, sizeof(Stride)),
+                        "cublasLtMatrixLayoutSetAttribute(BATCH_OFFSET)");
+    }
+    return Error::success();
+  };
+  if (Error E = Layout(LayoutA, C.TransA ? C.K : C.M, C.TransA ? C.M : C.K,
+                       C.Lda, C.StrideA))
+    return E;
+  if (Error E = Layout(LayoutB, C.TransB ? C.N : C.K, C.TransB ? C.K : C.N,
+                       C.Ldb, C.StrideB))
+    return E;
+  return Layout(LayoutD, C.M, C.N, C.Ldd, C.StrideD);
+}
+
+Error GemmCall::chooseAlgo(cublasLtHandle_t H, cublasLtMatmulAlgo_t &Algo,
+                           size_t &Workspace) const {
+  cublasLtMatmulPreference_t Pref;
+  SOLDER_CUBLAS_TRY(cublasLtMatmulPreferenceCreate(&Pref),
+                    "cublasLtMatmulPreferenceCreate");
+  uint64_t Limit = GemmWorkspaceLimit;
+  cublasLtMatmulPreferenceSetAttribute(
+      Pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &Limit, sizeof(Limit));
+  cublasLtMatmulHeuristicResult_t Result;
+  int Found = 0;
+  cublasStatus_t S = cublasLtMatmulAlgoGetHeuristic(
+      H, Desc, LayoutA, LayoutB, LayoutD, LayoutD, Pref, 1, &Result, &Found);
+  cublasLtMatmulPreferenceDestroy(Pref);
+  if (S != CUBLAS_STATUS_SUCCESS || Found == 0)
+    return createStringError(
+        inconvertibleErrorCode(),
+        "cuBLASLt has no algorithm for a " + Twine(dtypeName(Config->Elem)) +
+            " matmul " + Twine(Config->M) + "x" + Twine(Config->N) + "x" +
+            Twine(Config->K) + " (batch " + Twine(Config->Batch) +
+            "), status " + Twine(int(S)));
+  Algo = Result.algo;
+  Workspace = Result.workspaceSize;
+  return Error::success();
+}
+
+Error GemmCall::enqueue(cublasLtHandle_t H, const cublasLtMatmulAlgo_t &Algo,
+                        const void *A, const void *B, const void *Bias, void *D,
+                        void *Workspace, size_t WorkspaceBytes,
+                        cudaStream_t Stream) const {
+  const GemmConfig &C = *Config;
+  if (C.Bias == GemmConfig::BiasKind::Epilogue)
+    SOLDER_CUBLAS_TRY(
+        cublasLtMatmulDescSetAttribute(Desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
+                                       &Bias, sizeof(Bias)),
+        "cublasLtMatmulDescSetAttribute(BIAS_POINTER)");
+  double AlphaD = C.Alpha, BetaD = C.Beta;
+  float AlphaF = C.Alpha, BetaF = C.Beta;
+  bool F64 = C.Elem == DType::F64;
+  const void *Alpha = F64 ? static_cast<const void *>(&AlphaD) : &AlphaF;
+  const void *Beta = F64 ? static_cast<const void *>(&BetaD) : &BetaF;
+  SOLDER_CUBLAS_TRY(cublasLtMatmul(H, Desc, Alpha, A, LayoutA, B, LayoutB, Beta,
+                                   D, LayoutD, D, LayoutD, &Algo, Workspace,
+                                   WorkspaceBytes, Stream),
+                    "cublasLtMatmul");
+  return Error::success();
+}
+
+//===----------------------------------------------------------------------===//
+// cuDNN
+//===----------------------------------------------------------------------===//
+
+ConvCall::~ConvCall() {
+  if (XDesc)
+    cudnnDestroyTensorDescriptor(XDesc);
+  if (YDesc)
+    cudnnDestroyTensorDescriptor(YDesc);
+  if (WDesc)
+    cudnnDestroyFilterDescriptor(WDesc);
+  if (ConvDesc)
+    cudnnDestroyConvolutionDescriptor(ConvDesc);
+}
+
+static Error setTensor(cudnnTensorDescriptor_t D, cudnnDataType_t T,
+                       ArrayRef<int64_t> Dims) {
+  SmallVector<int, 5> Sz, Strides(Dims.size());
+  for (int64_t X : Dims)
+    Sz.push_back(int(X));
+  int S = 1;
+  for (size_t I = Dims.size(); I-- > 0;) {
+    Strides[I] = S;
+    S *= Sz[I];
+  }
+  SOLDER_CUDNN_TRY(cudnnSetTensorNdDescriptor(D, T, int(Sz.size()), Sz.data(),
+                                              Strides.data()),
+                   "cudnnSetTensorNdDescriptor");
+  return Error::success();
+}
+
+Error ConvCall::init(const ConvConfig &C) {
+  Config = &C;
+  cudnnDataType_t T = cudnnType(C.Elem);
+  SOLDER_CUDNN_TRY(cudnnCreateTensorDescriptor(&XDesc),
+                   "cudnnCreateTensorDescriptor");
+  SOLDER_CUDNN_TRY(cudnnCreateTensorDescriptor(&YDesc),
+                   "cudnnCreateTensorDescriptor");
+  SOLDER_CUDNN_TRY(cudnnCreateFilterDescriptor(&WDesc),
+                   "cudnnCreateFilterDescriptor");
+  SOLDER_CUDNN_TRY(cudnnCreateConvolutionDescriptor(&ConvDesc),
+                   "cudnnCreateConvolutionDescriptor");
+  if (Error E = setTensor(XDesc, T, C.XDims))
+    return E;
+  if (Error E = setTensor(YDesc, T, C.YDims))
+    return E;
+  SmallVector<int, 5> W(C.WDims.begin(), C.WDims.end());
+  SOLDER_CUDNN_TRY(cudnnSetFilterNdDescriptor(WDesc, T, CUDNN_TENSOR_NCHW,
+                                              int(W.size()), W.data()),
+                   "cudnnSetFilterNdDescriptor");
+  cudnnDataType_t Compute =
+      C.Elem == DType::F64 ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
+  SOLDER_CUDNN_TRY(cudnnSetConvolutionNdDescriptor(
+                       ConvDesc, int(C.Pads.size()), C.Pads.data(),
+                       C.Strides.data(), C.Dilations.data(),
+                       CUDNN_CROSS_CORRELATION, Compute),
+                   "cudnnSetConvolutionNdDescriptor");
+  SOLDER_CUDNN_TRY(cudnnSetConvolutionGroupCount(ConvDesc, C.Groups),
+                   "cudnnSetConvolutionGroupCount");
+  // fp32 without TF32 always runs FMA math: CUDNN_DEFAULT_MATH lets
+  // Ampere and later use TF32 tensor cores.
+  cudnnMathType_t Math;
+  if (C.Elem == DType::F32 && !C.AllowTF32)
+    Math = CUDNN_FMA_MATH;
+  else if (C.Algo >= 0)
+    Math = cudnnMathType_t(C.MathType);
+  else
+    Math = CUDNN_DEFAULT_MATH;
+  SOLDER_CUDNN_TRY(cudnnSetConvolutionMathType(ConvDesc, Math),
+                   "cudnnSetConvolutionMathType");
+  // The shapes must agree with cuDNN's own rule, or the call would fail
+  // later with a less helpful status.
+  SmallVector<int, 5> Out(C.XDims.size());
+  const cudnnTensorDescriptor_t In = C.Transpose ? YDesc : XDesc;
+  ArrayRef<int64_t> Expect = C.Transpose ? C.XDims : C.YDims;
+  SOLDER_CUDNN_TRY(cudnnGetConvolutionNdForwardOutputDim(
+                       ConvDesc, In, WDesc, int(Out.size()), Out.data()),
+                   "cudnnGetConvolutionNdForwardOutputDim");
+  for (size_t I = 0; I < Out.size(); ++I)
+    if (Out[I] != Expect[I])
+      return createStringError(inconvertibleErrorCode(),
+                               "cuDNN computes a different output shape for "
+                               "this convolution (dim " +
+                                   Twine(I) + ": " + Twine(Out[I]) + " vs " +
+                                   Twine(Expect[I]) + ")");
+  return Error::success();
+}
+
+/// Whether a measured algorithm's math is allowed by the config.
+static bool mathAllowed(const ConvConfig &C, cudnnMathType_t M) {
+  if (C.Elem != DType::F32 || C.AllowTF32)
+    return true;
+  return M == CUDNN_DEFAULT_MATH || M == CUDNN_FMA_MATH;
+}
+
+Error ConvCall::chooseAlgo(cudnnHandle_t H, int &Algo, int &MathType) const {
+  const ConvConfig &C = *Config;
+  constexpr int MaxResults = 16;
+  int Returned = 0;
+  if (!C.Transpose) {
+    cudnnConvolutionFwdAlgoPerf_t Perf[MaxResults];
+    SOLDER_CUDNN_TRY(
+        cudnnFindConvolutionForwardAlgorithm(H, XDesc, WDesc, ConvDesc, YDesc,
+                                             MaxResults, &Returned, Perf),
+        "cudnnFindConvolutionForwardAlgorithm");
+    for (int I = 0; I < Returned; ++I)
+      if (Perf[I].status == CUDNN_STATUS_SUCCESS &&
+          Perf[I].memory <= ConvWorkspaceLimit &&
+          mathAllowed(C, Perf[I].mathType)) {
+        Algo = int(Perf[I].algo);
+        MathType = int(Perf[I].mathType);
+        return Error::success();
+      }
+  } else {
+    cudnnConvolutionBwdDataAlgoPerf_t Perf[MaxResults];
+    SOLDER_CUDNN_TRY(
+        cudnnFindConvolutionBackwardDataAlgorithm(
+            H, WDesc, XDesc, ConvDesc, YDesc, MaxResults, &Returned, Perf),
+        "cudnnFindConvolutionBackwardDataAlgorithm");
+    for (int I = 0; I < Returned; ++I)
+      if (Perf[I].status == CUDNN_STATUS_SUCCESS &&
+          Perf[I].memory <= ConvWorkspaceLimit &&
+          mathAllowed(C, Perf[I].mathType)) {
+        Algo = int(Perf[I].algo);
+        MathType = int(Perf[I].mathType);
+        return Error::success();
+      }
+  }
+  // Nothing measured usable (seen for a few small problems): take the
+  // implicit GEMM algorithm, which supports every fp32/fp16 NCHW problem
+  // with FMA math and no workspace.
+  Algo = C.Transpose ? int(CUDNN_CONVOLUTION_BWD_DATA_ALGO_1)
+                     : int(CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM);
+  MathType = int(C.Elem == DType::F32 && !C.AllowTF32 ? CUDNN_FMA_MATH
+                                                      : CUDNN_DEFAULT_MATH);
+  size_t Bytes = 0;
+  cudnnStatus_t S = C.Transpose
+                        ? cudnnGetConvolutionBackwardDataWorkspaceSize(
+                              H, WDesc, XDesc, ConvDesc, YDesc,
+                              cudnnConvolutionBwdDataAlgo_t(Algo), &Bytes)
+                        : cudnnGetConvolutionForwardWorkspaceSize(
+                              H, XDesc, WDesc, ConvDesc, YDesc,
+                              cudnnConvolutionFwdAlgo_t(Algo), &Bytes);
+  if (S == CUDNN_STATUS_SUCCESS)
+    return Error::success();
+  return createStringError(
+      inconvertibleErrorCode(),
+      "cuDNN found no usable algorithm (" + Twine(Returned) +
+          " measured, fallback: " + cudnnGetErrorString(S) + ")");
+}
+
+Expected<size_t> ConvCall::workspaceBytes(cudnnHandle_t H) const {
+  const ConvConfig &C = *Config;
+  size_t Bytes = 0;
+  if (!C.Transpose)
+    SOLDER_CUDNN_TRY(cudnnGetConvolutionForwardWorkspaceSize(
+                         H, XDesc, WDesc, ConvDesc, YDesc,
+                         cudnnConvolutionFwdAlgo_t(C.Algo), &Bytes),
+                     "cudnnGetConvolutionForwardWorkspaceSize");
+  else
+    SOLDER_CUDNN_TRY(cudnnGetConvolutionBackwardDataWorkspaceSize(
+                         H, WDesc, XDesc, ConvDesc, YDesc,
+                         cudnnConvolutionBwdDataAlgo_t(C.Algo), &Bytes),
+                     "cudnnGetConvolutionBackwardDataWorkspaceSize");
+  return Bytes;
+}
+
+Error ConvCall::enqueue(cudnnHandle_t H, const void *X, const void *W, void *Y,
+                        void *Workspace, size_t WorkspaceBytes) const {
+  const ConvConfig &C = *Config;
+  double OneD = 1.0, ZeroD = 0.0;
+  float OneF = 1.0f, ZeroF = 0.0f;
+  bool F64 = C.Elem == DType::F64;
+  const void *One = F64 ? static_cast<const void *>(&OneD) : &OneF;
+  const void *Zero = F64 ? static_cast<const void *>(&ZeroD) : &ZeroF;
+  if (!C.Transpose)
+    SOLDER_CUDNN_TRY(
+        cudnnConvolutionForward(H, One, XDesc, X, WDesc, W, ConvDesc,
+                                cudnnConvolutionFwdAlgo_t(C.Algo), Workspace,
+                                WorkspaceBytes, Zero, YDesc, Y),
+        "cudnnConvolutionForward");
+  else
+    SOLDER_CUDNN_TRY(
+        cudnnConvolutionBackwardData(H, One, WDesc, W, XDesc, X, ConvDesc,
+                                     cudnnConvolutionBwdDataAlgo_t(C.Algo),
+                                     Workspace, WorkspaceBytes, Zero, YDesc, Y),
+        "cudnnConvolutionBackwardData");
+  return Error::success();
+}
+
+} // namespace solder

@@ -1,0 +1,70 @@
+//===- LibraryCalls.h - cuBLASLt matmuls and cuDNN convolutions -*- C++ -*-===//
+//
+// The library steps of a plan. Each holds the descriptors of one call,
+// created once per execution context; algorithms are chosen once per
+// loaded model (cuBLASLt heuristics; cuDNN's measured search, cached per
+// configuration) and shared by its contexts. fp32 math stays fp32 unless
+// the plan allows TF32: CUBLAS_COMPUTE_32F and CUDNN_FMA_MATH.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SOLDER_RUNTIME_CUDA_LIBRARYCALLS_H
+#define SOLDER_RUNTIME_CUDA_LIBRARYCALLS_H
+
+#include "runtime/cuda/CudaSupport.h"
+#include "runtime/cuda/Plan.h"
+#include <memory>
+
+namespace solder {
+
+/// Workspace cuBLASLt heuristics may ask for, per context.
+constexpr size_t GemmWorkspaceLimit = size_t(32) << 20;
+/// Largest workspace a cuDNN algorithm may use.
+constexpr size_t ConvWorkspaceLimit = size_t(512) << 20;
+
+class GemmCall {
+public:
+  GemmCall() = default;
+  GemmCall(const GemmCall &) = delete;
+  GemmCall &operator=(const GemmCall &) = delete;
+  ~GemmCall();
+  llvm::Error init(const GemmConfig &C);
+  /// Asks the heuristics for the best algorithm (at model load).
+  llvm::Error chooseAlgo(cublasLtHandle_t H, cublasLtMatmulAlgo_t &Algo,
+                         size_t &Workspace) const;
+  llvm::Error enqueue(cublasLtHandle_t H, const cublasLtMatmulAlgo_t &Algo,
+                      const void *A, const void *B, const void *Bias, void *D,
+                      void *Workspace, size_t WorkspaceBytes,
+                      cudaStream_t Stream) const;
+
+private:
+  const GemmConfig *Config = nullptr;
+  cublasLtMatmulDesc_t Desc = nullptr;
+  cublasLtMatrixLayout_t LayoutA = nullptr, LayoutB = nullptr,
+                         LayoutD = nullptr;
+};
+
+class ConvCall {
+public:
+  ConvCall() = default;
+  ConvCall(const ConvCall &) = delete;
+  ConvCall &operator=(const ConvCall &) = delete;
+  ~ConvCall();
+  /// Descriptors for C; the math type is C.MathType once an algorithm is
+  /// chosen, else what C's dtype and TF32 setting allow.
+  llvm::Error init(const ConvConfig &C);
+  /// Measures the algorithms (at model load) and fills Algo and MathType.
+  llvm::Error chooseAlgo(cudnnHandle_t H, int &Algo, int &MathType) const;
+  llvm::Expected<size_t> workspaceBytes(cudnnHandle_t H) const;
+  llvm::Error enqueue(cudnnHandle_t H, const void *X, const void *W, void *Y,
+                      void *Workspace, size_t WorkspaceBytes) const;
+
+private:
+  const ConvConfig *Config = nullptr;
+  cudnnTensorDescriptor_t XDesc = nullptr, YDesc = nullptr;
+  cudnnFilterDescriptor_t WDesc = nullptr;
+  cudnnConvolutionDescriptor_t ConvDesc = nullptr;
+};
+
+} // namespace solder
+
+#endif

@@ -1,0 +1,148 @@
+//===- Plan.h - An executable plan for the GPU ------------------*- C++ -*-===//
+//
+// A Plan is everything needed to run a compiled model on a GPU, as plain
+// host data: ordered steps (kernel launches, cuBLASLt matmuls, cuDNN
+// convolutions, device copies), the kernels' sources and cubins, the memory
+// plan of the activation arena, and the weights as one byte blob. It is
+// built from a Graph on any machine (NVRTC needs no GPU), written to and
+// read from plan files (PlanFile.h), and loaded onto a device by the
+// runtime (Runtime.h).
+//
+// Every tensor a step touches is a BufferRef: a space (weights blob,
+// activation arena, a bound input or output) plus a byte offset. Views
+// (Reshape, Flatten, Squeeze, Unsqueeze, Identity) have no step: their
+// result is a BufferRef equal to their operand's.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SOLDER_RUNTIME_CUDA_PLAN_H
+#define SOLDER_RUNTIME_CUDA_PLAN_H
+
+#include "ir/DType.h"
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace solder {
+
+enum class BufferSpace : uint8_t { Weights, Arena, Input, Output };
+
+struct BufferRef {
+  BufferSpace Space = BufferSpace::Arena;
+  /// Input or output index for those spaces; 0 otherwise.
+  uint32_t Index = 0;
+  uint64_t Offset = 0;
+  bool operator==(const BufferRef &O) const {
+    return Space == O.Space && Index == O.Index && Offset == O.Offset;
+  }
+};
+
+/// A graph input or output: name, element type, static dims.
+struct PlanTensor {
+  std::string Name;
+  DType Elem = DType::F32;
+  std::vector<int64_t> Dims;
+  uint64_t numElements() const;
+  uint64_t bytes() const { return numElements() * dtypeSize(Elem); }
+};
+
+/// One kernel: generated (or runtime helper) source plus its cubin.
+struct PlanKernel {
+  std::string Name;
+  std::string Source;
+  /// Compiled for Plan::Arch; empty until compiled.
+  std::string Cubin;
+  std::array<unsigned, 3> Grid = {1, 1, 1};
+  std::array<unsigned, 3> Block = {1, 1, 1};
+  unsigned DynamicSharedBytes = 0;
+  std::vector<std::string> NodeNames;
+  std::string Summary;
+};
+
+/// D = alpha * op(A) op(B) + beta * C, column-major, in the form cuBLASLt
+/// takes it (the builder swaps operands so row-major ONNX tensors need no
+/// transposes): D is M x N with leading dimension M.
+struct GemmConfig {
+  enum class BiasKind : uint8_t {
+    None,     ///< beta is 0
+    Epilogue, ///< a length-M vector added by the BIAS epilogue (beta 1)
+    InPlace,  ///< C was copied into D by an earlier step; beta scales D
+  };
+  DType Elem = DType::F32;
+  bool TransA = false, TransB = false;
+  int64_t M = 0, N = 0, K = 0;
+  int64_t Lda = 0, Ldb = 0, Ldd = 0;
+  int64_t Batch = 1;
+  int64_t StrideA = 0, StrideB = 0, StrideD = 0;
+  float Alpha = 1.0f, Beta = 0.0f;
+  BiasKind Bias = BiasKind::None;
+  bool AllowTF32 = false;
+  BufferRef A, B, BiasVec, D;
+};
+
+/// A cuDNN convolution (forward) or transposed convolution (backward data).
+/// Dims are cuDNN's NC + spatial, at least 2 spatial dims (1-D problems get
+/// a unit height).
+struct ConvConfig {
+  DType Elem = DType::F32;
+  bool Transpose = false;
+  std::vector<int64_t> XDims, WDims, YDims; ///< Y is the step's result
+  std::vector<int> Pads, Strides, Dilations;
+  int Groups = 1;
+  bool AllowTF32 = false;
+  /// cudnnConvolutionFwdAlgo_t / BwdDataAlgo_t chosen on a GPU, or -1 to
+  /// choose when the plan is loaded.
+  int Algo = -1;
+  /// cudnnMathType_t to run the chosen algorithm with.
+  int MathType = 0;
+  BufferRef X, W, Y;
+};
+
+struct CopyConfig {
+  BufferRef Src, Dst;
+  uint64_t Bytes = 0;
+};
+
+struct PlanStep {
+  enum class Kind : uint8_t { Kernel, Gemm, Conv, Copy };
+  Kind K = Kind::Kernel;
+  /// Index into Plan::Kernels / Gemms / Convs / Copies.
+  uint32_t Index = 0;
+  /// Kernel parameters (Kernel steps only), in the kernel's order.
+  std::vector<BufferRef> Args;
+  /// The node(s) implemented, for messages and profiles.
+  std::string Label;
+};
+
+/// One intermediate placed in the arena (for reports and tests).
+struct PlanBuffer {
+  std::string Name;
+  uint64_t Offset = 0, Bytes = 0;
+  unsigned FirstStep = 0, LastStep = 0;
+};
+
+struct Plan {
+  std::string ModelName;
+  std::vector<PlanTensor> Inputs, Outputs;
+  /// The executed graph as IR text, large constants elided (for reading).
+  std::string IrText;
+  /// "sm_90": what the cubins were compiled for.
+  std::string Arch;
+  std::vector<PlanKernel> Kernels;
+  std::vector<GemmConfig> Gemms;
+  std::vector<ConvConfig> Convs;
+  std::vector<CopyConfig> Copies;
+  std::vector<PlanStep> Steps;
+  std::vector<PlanBuffer> Buffers;
+  uint64_t ArenaBytes = 0;
+  uint64_t NaiveArenaBytes = 0;
+  /// Every constant a step reads, 256-byte aligned.
+  std::string Weights;
+
+  /// How many launches (kernels + library calls + copies) one run makes.
+  size_t numLaunches() const { return Steps.size(); }
+};
+
+} // namespace solder
+
+#endif

@@ -1,0 +1,879 @@
+//===- PlanBuilder.cpp - From a compiled Graph to a Plan ------------------===//
+//
+// How a graph becomes steps, in node order:
+//
+//   view (Reshape, Flatten, ...)        -> no step: result aliases operand
+//   MatMul / Gemm                       -> cuBLASLt step (+ helper kernel
+//                                          copying a broadcast C into Y)
+//   Conv / ConvTranspose                -> cuDNN step (+ helper bias kernel)
+//   anything a generated kernel writes  -> that kernel's launch
+//
+// A fused node whose generated kernel reads the result of a contraction
+// inside the node's body (an epilogue) gets the library step of that
+// contraction first, writing a temporary in the arena.
+//
+// Graph outputs are written in place: the value (or the value a view of it
+// aliases) is located in the caller's output buffer. An output that is a
+// graph input, a constant, or already placed in another output gets a copy
+// step at the end.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/cuda/PlanBuilder.h"
+#include "codegen/GeneratedKernel.h"
+#include "ir/OpRegistry.h"
+#include "ir/Printer.h"
+#include "runtime/cuda/KernelCompiler.h"
+#include "runtime/cuda/MemoryPlanner.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/raw_ostream.h"
+#include <cmath>
+
+using namespace llvm;
+
+namespace solder {
+
+uint64_t PlanTensor::numElements() const {
+  uint64_t N = 1;
+  for (int64_t D : Dims)
+    N *= uint64_t(D);
+  return N;
+}
+
+namespace {
+
+Error planError(const Twine &Msg) {
+  return createStringError(inconvertibleErrorCode(), Msg);
+}
+
+bool isLibraryOp(OpKind K) {
+  return K == OpKind::MatMul || K == OpKind::Gemm || K == OpKind::Conv ||
+         K == OpKind::ConvTranspose;
+}
+
+//===----------------------------------------------------------------------===//
+// Runtime helper kernels: bias add after a convolution, broadcast copy of a
+// Gemm's C. Their shapes are baked in like generated kernels; the name
+// encodes every parameter, so equal kernels are compiled once.
+//===----------------------------------------------------------------------===//
+
+StringRef cType(DType T) {
+  switch (T) {
+  case DType::F64:
+    return "double";
+  case DType::F16:
+    return "__half";
+  case DType::BF16:
+    return "__nv_bfloat16";
+  default:
+    return "float";
+  }
+}
+
+std::string preamble(DType T) {
+  std::string S = "// solder runtime helper kernel\n";
+  if (T == DType::F16)
+    S += "#include <cuda_fp16.h>\n";
+  if (T == DType::BF16)
+    S += "#include <cuda_bf16.h>\n";
+  return S;
+}
+
+/// Expression converting an element to float/double and back.
+std::string toWide(DType T, StringRef E) {
+  if (T == DType::F16)
+    return ("__half2float(" + E + ")").str();
+  if (T == DType::BF16)
+    return ("__bfloat162float(" + E + ")").str();
+  return E.str();
+}
+std::string fromWide(DType T, StringRef E) {
+  if (T == DType::F16)
+    return ("__float2half(" + E + ")").str();
+  if (T == DType::BF16)
+    return ("__float2bfloat16(" + E + ")").str();
+  return E.str();
+}
+
+constexpr unsigned HelperBlock = 256;
+
+std::array<unsigned, 3> gridFor(uint64_t Total) {
+  uint64_t Blocks =
+      std::max<uint64_t>(1, (Total + HelperBlock - 1) / HelperBlock);
+  return {unsigned(Blocks), 1, 1};
+}
+
+/// y[n, c, i] += bias[c] over y of N x C x Inner.
+PlanKernel biasAddKernel(DType T, int64_t N, int64_t C, int64_t Inner) {
+  PlanKernel K;
+  K.Name = formatv("solder_rt_bias_{0}_{1}_{2}_{3}", dtypeName(T), N, C, Inner);
+  int64_t Total = N * C * Inner;
+  K.Source = preamble(T) +
+             formatv("extern \"C\" __global__ void {0}({1} *__restrict__ y, "
+                     "const {1} *__restrict__ b) {{\n"
+                     "  long long i = (long long)blockIdx.x * blockDim.x + "
+                     "threadIdx.x;\n"
+                     "  if (i >= {2}LL) return;\n"
+                     "  long long c = (i / {3}LL) % {4}LL;\n"
+                     "  y[i] = {5};\n"
+                     "}\n",
+                     K.Name, cType(T), Total, Inner, C,
+                     fromWide(T, toWide(T, "y[i]") + " + " + toWide(T, "b[c]")))
+                 .str();
+  K.Grid = gridFor(Total);
+  K.Block = {HelperBlock, 1, 1};
+  K.Summary = formatv("bias add {0}[{1},{2},{3}]", dtypeName(T), N, C, Inner);
+  return K;
+}
+
+/// y[r, c] = src[r * SR + c * SC] over y of Rows x Cols.
+PlanKernel broadcastCopyKernel(DType T, int64_t Rows, int64_t Cols, int64_t SR,
+                               int64_t SC) {
+  PlanKernel K;
+  K.Name = formatv("solder_rt_bcast_{0}_{1}_{2}_{3}_{4}", dtypeName(T), Rows,
+                   Cols, SR, SC);
+  int64_t Total = Rows * Cols;
+  K.Source = preamble(T) +
+             formatv("extern \"C\" __global__ void {0}({1} *__restrict__ y, "
+                     "const {1} *__restrict__ s) {{\n"
+                     "  long long i = (long long)blockIdx.x * blockDim.x + "
+                     "threadIdx.x;\n"
+                     "  if (i >= {2}LL) return;\n"
+                     "  long long r = i / {3}LL, c = i % {3}LL;\n"
+                     "  y[i] = s[r * {4}LL + c * {5}LL];\n"
+                     "}\n",
+                     K.Name, cType(T), Total, Cols, SR, SC)
+                 .str();
+  K.Grid = gridFor(Total);
+  K.Block = {HelperBlock, 1, 1};
+  K.Summary = formatv("broadcast copy {0}[{1},{2}]", dtypeName(T), Rows, Cols);
+  return K;
+}
+
+//===----------------------------------------------------------------------===//
+// The builder.
+//===----------------------------------------------------------------------===//
+
+/// A step before buffers are placed: the values it reads and writes.
+struct ProtoStep {
+  PlanStep::Kind K;
+  uint32_t Index;
+  std::string Label;
+  std::vector<const Value *> Args; // kernel parameters
+  std::vector<const Value *> Reads, Writes;
+  int OutputIndex = -1; // copy into this graph output
+};
+
+struct GemmValues {
+  const Value *A = nullptr, *B = nullptr, *Bias = nullptr, *D = nullptr;
+};
+struct ConvValues {
+  const Value *X = nullptr, *W = nullptr, *Y = nullptr;
+};
+
+class Builder {
+public:
+  Builder(const Graph &G, const PlanOptions &Opts) : G(G), Opts(Opts) {}
+  Expected<Plan> build();
+
+private:
+  Error checkStatic();
+  Error scheduleNode(const Node &N);
+  Error scheduleKernel(unsigned KI);
+  Error addLibraryNode(const Node &N);
+  Error addMatMul(const Node &N);
+  Error addGemm(const Node &N);
+  Error addConv(const Node &N);
+  Error addConvTranspose(const Node &N);
+  void addHelperKernel(PlanKernel K, const Value *Out, const Value *In,
+                       const Node &N, bool ReadsOut);
+  Error placeBuffers();
+  BufferRef ref(const Value *V);
+
+  const Value *outer(const Value *V) const {
+    auto It = Subst.find(V);
+    return It == Subst.end() ? V : It->second;
+  }
+  const Value *root(const Value *V) const {
+    V = outer(V);
+    for (auto It = Alias.find(V); It != Alias.end(); It = Alias.find(V))
+      V = It->second;
+    return V;
+  }
+  SmallVector<int64_t, 4> dims(const Value *V) const {
+    return V->type().staticDims();
+  }
+
+  const Graph &G;
+  const PlanOptions &Opts;
+  Plan P;
+  std::vector<ProtoStep> Steps;
+  std::vector<GemmValues> GemmVals;
+  std::vector<ConvValues> ConvVals;
+  std::vector<const Value *> CopySrc;
+  DenseMap<const Value *, const Value *> Alias; // view result -> operand
+  DenseMap<const Value *, const Value *> Subst; // body input -> outer value
+  std::vector<GeneratedKernel> Gen;
+  DenseMap<const Value *, unsigned> KernelOf;
+  std::vector<bool> Scheduled;
+  DenseMap<const Node *, bool> LibraryDone;
+  StringMap<unsigned> KernelByName;
+  DenseMap<const Value *, BufferRef> Loc;
+};
+
+Error Builder::checkStatic() {
+  auto Check = [&](const Value *V, const Twine &What) -> Error {
+    if (V->type().isStatic())
+      return Error::success();
+    return planError(What + " '" + V->name() + "' has type " +
+                     typeToString(V->type()) +
+                     ": every shape must be static to build a GPU plan "
+                     "(bind symbols with --shape)");
+  };
+  for (const Value *V : G.inputs())
+    if (Error E = Check(V, "input"))
+      return E;
+  for (const auto &N : G.nodes())
+    for (const Value *R : N->results())
+      if (R)
+        if (Error E = Check(R, N->describe() + ": result"))
+          return E;
+  return Error::success();
+}
+
+void Builder::addHelperKernel(PlanKernel K, const Value *Out, const Value *In,
+                              const Node &N, bool ReadsOut) {
+  auto [It, New] = KernelByName.try_emplace(K.Name, P.Kernels.size());
+  if (New) {
+    K.NodeNames.push_back(N.name());
+    P.Kernels.push_back(std::move(K));
+  }
+  ProtoStep S;
+  S.K = PlanStep::Kind::Kernel;
+  S.Index = It->second;
+  S.Label = N.describe() + " (" + P.Kernels[It->second].Summary + ")";
+  S.Args = {Out, In};
+  S.Reads = {In};
+  if (ReadsOut)
+    S.Reads.push_back(Out);
+  S.Writes = {Out};
+  Steps.push_back(std::move(S));
+}
+
+Error Builder::addMatMul(const Node &N) {
+  const Value *A = outer(N.operand(0)), *B = outer(N.operand(1));
+  const Value *Y = N.result(0);
+  DType T = Y->dtype();
+  if (!isFloat(T))
+    return planError(N.describe() + ": MatMul of " + dtypeName(T) +
+                     " is not supported on the GPU (float types only)");
+  SmallVector<int64_t, 4> AD = dims(A), BD = dims(B);
+  if (AD.empty() || BD.empty())
+    return planError(N.describe() + ": MatMul of a scalar");
+  bool AVec = AD.size() == 1, BVec = BD.size() == 1;
+  if (AVec)
+    AD.insert(AD.begin(), 1);
+  if (BVec)
+    BD.push_back(1);
+  int64_t M = AD[AD.size() - 2], K = AD.back(), N2 = BD.back();
+  if (BD[BD.size() - 2] != K)
+    return planError(N.describe() + ": inner dims differ");
+  ArrayRef<int64_t> ABatch = ArrayRef<int64_t>(AD).drop_back(2);
+  ArrayRef<int64_t> BBatch = ArrayRef<int64_t>(BD).drop_back(2);
+  size_t R = std::max(ABatch.size(), BBatch.size());
+  SmallVector<int64_t, 4> OutBatch(R, 1), APad(R, 1), BPad(R, 1);
+  std::copy(ABatch.begin(), ABatch.end(), APad.begin() + (R - ABatch.size()));
+  std::copy(BBatch.begin(), BBatch.end(), BPad.begin() + (R - BBatch.size()));
+  int64_t Batch = 1, ABatchN = 1, BBatchN = 1;
+  for (size_t I = 0; I < R; ++I) {
+    OutBatch[I] = std::max(APad[I], BPad[I]);
+    Batch *= OutBatch[I];
+    ABatchN *= APad[I];
+    BBatchN *= BPad[I];
+  }
+  // A strided batch needs each operand either fully batched (same batch dims
+  // as the result) or not batched at all (stride 0).
+  auto Expressible = [&](ArrayRef<int64_t> Pad, int64_t Count) {
+    return Count == 1 || ArrayRef<int64_t>(Pad) == ArrayRef<int64_t>(OutBatch);
+  };
+  if (!Expressible(APad, ABatchN) || !Expressible(BPad, BBatchN))
+    return planError(N.describe() +
+                     ": batch dims broadcast in a way a strided batched "
+                     "matmul cannot express (" +
+                     typeToString(A->type()) + " x " + typeToString(B->type()) +
+                     ")");
+
+  GemmConfig C;
+  C.Elem = T;
+  C.AllowTF32 = Opts.AllowTF32;
+  // Row-major Y = A B is column-major Y^T = B^T A^T: cuBLASLt's "A" is our
+  // B (N2 x K, ld N2) and its "B" is our A (K x M, ld K).
+  int64_t Rows = M;
+  if (BBatchN == 1 && ABatchN == Batch && Batch > 1) {
+    // B is shared: fold the batch into the rows of one larger GEMM.
+    Rows = M * Batch;
+    Batch = 1;
+  }
+  C.M = N2;
+  C.N = Rows;
+  C.K = K;
+  C.Lda = N2;
+  C.Ldb = K;
+  C.Ldd = N2;
+  C.Batch = Batch;
+  C.StrideA = BBatchN == 1 ? 0 : K * N2;
+  C.StrideB = ABatchN == 1 ? 0 : M * K;
+  C.StrideD = M * N2;
+  GemmVals.push_back({B, A, nullptr, Y});
+  ProtoStep S;
+  S.K = PlanStep::Kind::Gemm;
+  S.Index = P.Gemms.size();
+  S.Label =
+      N.describe() +
+      formatv(" (matmul {0}x{1}x{2} batch {3})", Rows, N2, K, Batch).str();
+  S.Reads = {A, B};
+  S.Writes = {Y};
+  P.Gemms.push_back(C);
+  Steps.push_back(std::move(S));
+  return Error::success();
+}
+
+Error Builder::addGemm(const Node &N) {
+  const Value *A = outer(N.operand(0)), *B = outer(N.operand(1));
+  const Value *Cv = N.operand(2) ? outer(N.operand(2)) : nullptr;
+  const Value *Y = N.result(0);
+  DType T = Y->dtype();
+  if (!isFloat(T))
+    return planError(N.describe() + ": Gemm of " + dtypeName(T) +
+                     " is not supported on the GPU (float types only)");
+  const AttrMap &At = N.attrs();
+  float Alpha = At.getFloat("alpha", 1.0f), Beta = At.getFloat("beta", 1.0f);
+  bool TA = At.getInt("transA", 0), TB = At.getInt("transB", 0);
+  SmallVector<int64_t, 4> AD = dims(A), BD = dims(B), YD = dims(Y);
+  if (AD.size() != 2 || BD.size() != 2 || YD.size() != 2)
+    return planError(N.describe() + ": Gemm operands must be 2-D");
+  int64_t M = TA ? AD[1] : AD[0], K = TA ? AD[0] : AD[1];
+  int64_t N2 = TB ? BD[0] : BD[1];
+
+  GemmConfig C;
+  C.Elem = T;
+  C.AllowTF32 = Opts.AllowTF32;
+  C.M = N2;
+  C.N = M;
+  C.K = K;
+  C.TransA = TB;
+  C.Lda = TB ? K : N2;
+  C.TransB = TA;
+  C.Ldb = TA ? M : K;
+  C.Ldd = N2;
+  C.Alpha = Alpha;
+  GemmValues GV{B, A, nullptr, Y};
+  if (Cv && Beta != 0.0f) {
+    SmallVector<int64_t, 4> CD = dims(Cv);
+    bool RowVector = (CD.size() == 1 && CD[0] == N2) ||
+                     (CD.size() == 2 && CD[0] == 1 && CD[1] == N2);
+    if (RowVector && Beta == 1.0f && N2 > 1 && T != DType::F64) {
+      C.Bias = GemmConfig::BiasKind::Epilogue;
+      C.Beta = 0.0f;
+      GV.Bias = Cv;
+    } else {
+      // Copy broadcast C into Y, then accumulate onto it with beta.
+      int64_t CR = 1, CC = 1;
+      if (CD.size() == 1)
+        CC = CD[0];
+      if (CD.size() == 2) {
+        CR = CD[0];
+        CC = CD[1];
+      }
+      int64_t SR = CR == 1 ? 0 : CC, SC = CC == 1 ? 0 : 1;
+      addHelperKernel(broadcastCopyKernel(T, M, N2, SR, SC), Y, Cv, N,
+                      /*ReadsOut=*/false);
+      C.Bias = GemmConfig::BiasKind::InPlace;
+      C.Beta = Beta;
+    }
+  }
+  GemmVals.push_back(GV);
+  ProtoStep S;
+  S.K = PlanStep::Kind::Gemm;
+  S.Index = P.Gemms.size();
+  S.Label = N.describe() + formatv(" (gemm {0}x{1}x{2})", M, N2, K).str();
+  S.Reads = {A, B};
+  if (GV.Bias)
+    S.Reads.push_back(GV.Bias);
+  if (C.Bias == GemmConfig::BiasKind::InPlace)
+    S.Reads.push_back(Y);
+  S.Writes = {Y};
+  P.Gemms.push_back(C);
+  Steps.push_back(std::move(S));
+  return Error::success();
+}
+
+/// Symmetric per-dim pads of a conv-like node, or an error.
+Error symmetricPads(const Node &N, ArrayRef<int64_t> Begin,
+                    ArrayRef<int64_t> End, std::vector<int> &Pads) {
+  for (size_t I = 0; I < Begin.size(); ++I) {
+    if (Begin[I] != End[I] || Begin[I] < 0) {
+      std::string Text;
+      raw_string_ostream OS(Text);
+      OS << "[";
+      for (size_t J = 0; J < Begin.size(); ++J)
+        OS << (J ? "," : "") << Begin[J];
+      for (size_t J = 0; J < End.size(); ++J)
+        OS << "," << End[J];
+      OS << "]";
+      return planError(N.describe() + ": asymmetric pads " + OS.str() +
+                       " are not supported by the cuDNN path");
+    }
+    Pads.push_back(int(Begin[I]));
+  }
+  return Error::success();
+}
+
+Error Builder::addConv(const Node &N) {
+  const Value *X = outer(N.operand(0)), *W = outer(N.operand(1));
+  const Value *Bv = N.operand(2) ? outer(N.operand(2)) : nullptr;
+  const Value *Y = N.result(0);
+  DType T = Y->dtype();
+  if (T != DType::F32 && T != DType::F16 && T != DType::BF16 && T != DType::F64)
+    return planError(N.describe() + ": Conv of " + dtypeName(T) +
+                     " is not supported on the GPU");
+  SmallVector<int64_t, 4> XD = dims(X), WD = dims(W), YD = dims(Y);
+  unsigned R = XD.size() - 2;
+  if (XD.size() < 3 || XD.size() > 5 || WD.size() != XD.size())
+    return planError(N.describe() + ": only 1-D, 2-D and 3-D convolutions "
+                                    "run on the GPU");
+  const AttrMap &At = N.attrs();
+  std::vector<int64_t> Strides =
+      At.getInts("strides", std::vector<int64_t>(R, 1));
+  std::vector<int64_t> Dil =
+      At.getInts("dilations", std::vector<int64_t>(R, 1));
+  std::vector<int64_t> Pads =
+      At.getInts("pads", std::vector<int64_t>(2 * R, 0));
+  std::string AutoPad = At.getString("auto_pad", "NOTSET");
+  SmallVector<int64_t, 3> PB(R), PE(R);
+  for (unsigned I = 0; I < R; ++I) {
+    int64_t EffK = (WD[2 + I] - 1) * Dil[I] + 1;
+    if (AutoPad == "SAME_UPPER" || AutoPad == "SAME_LOWER") {
+      int64_t Out = (XD[2 + I] + Strides[I] - 1) / Strides[I];
+      int64_t Total =
+          std::max<int64_t>(0, (Out - 1) * Strides[I] + EffK - XD[2 + I]);
+      PB[I] = AutoPad == "SAME_UPPER" ? Total / 2 : Total - Total / 2;
+      PE[I] = Total - PB[I];
+    } else if (AutoPad == "VALID") {
+      PB[I] = PE[I] = 0;
+    } else {
+      PB[I] = Pads[I];
+      PE[I] = Pads[R + I];
+    }
+  }
+  ConvConfig C;
+  C.Elem = T;
+  C.AllowTF32 = Opts.AllowTF32;
+  if (Error E = symmetricPads(N, PB, PE, C.Pads))
+    return E;
+  C.Strides.assign(Strides.begin(), Strides.end());
+  C.Dilations.assign(Dil.begin(), Dil.end());
+  C.Groups = int(At.getInt("group", 1));
+  C.XDims.assign(XD.begin(), XD.end());
+  C.WDims.assign(WD.begin(), WD.end());
+  C.YDims.assign(YD.begin(), YD.end());
+  if (R == 1) { // cuDNN wants at least 2 spatial dims: add a unit height
+    C.XDims.insert(C.XDims.begin() + 2, 1);
+    C.WDims.insert(C.WDims.begin() + 2, 1);
+    C.YDims.insert(C.YDims.begin() + 2, 1);
+    C.Pads.insert(C.Pads.begin(), 0);
+    C.Strides.insert(C.Strides.begin(), 1);
+    C.Dilations.insert(C.Dilations.begin(), 1);
+  }
+  ConvVals.push_back({X, W, Y});
+  ProtoStep S;
+  S.K = PlanStep::Kind::Conv;
+  S.Index = P.Convs.size();
+  S.Label = N.describe() + " (conv " + typeToString(X->type()) + " * " +
+            typeToString(W->type()) + ")";
+  S.Reads = {X, W};
+  S.Writes = {Y};
+  P.Convs.push_back(std::move(C));
+  Steps.push_back(std::move(S));
+  if (Bv) {
+    int64_t Inner = 1;
+    for (size_t I = 2; I < YD.size(); ++I)
+      Inner *= YD[I];
+    addHelperKernel(biasAddKernel(T, YD[0], YD[1], Inner), Y, Bv, N,
+                    /*ReadsOut=*/true);
+  }
+  return Error::success();
+}
+
+Error Builder::addConvTranspose(const Node &N) {
+  const Value *X = outer(N.operand(0)), *W = outer(N.operand(1));
+  const Value *Bv = N.operand(2) ? outer(N.operand(2)) : nullptr;
+  const Value *Y = N.result(0);
+  DType T = Y->dtype();
+  if (T != DType::F32 && T != DType::F16 && T != DType::BF16 && T != DType::F64)
+    return planError(N.describe() + ": ConvTranspose of " + dtypeName(T) +
+                     " is not supported on the GPU");
+  SmallVector<int64_t, 4> XD = dims(X), WD = dims(W), YD = dims(Y);
+  if (XD.size() < 3 || XD.size() > 5 || WD.size() != XD.size())
+    return planError(N.describe() + ": only 1-D, 2-D and 3-D transposed "
+                                    "convolutions run on the GPU");
+  unsigned R = XD.size() - 2;
+  const AttrMap &At = N.attrs();
+  std::vector<int64_t> Strides =
+      At.getInts("strides", std::vector<int64_t>(R, 1));
+  std::vector<int64_t> Dil =
+      At.getInts("dilations", std::vector<int64_t>(R, 1));
+  std::vector<int64_t> Pads =
+      At.getInts("pads", std::vector<int64_t>(2 * R, 0));
+  std::vector<int64_t> OutPad =
+      At.getInts("output_padding", std::vector<int64_t>(R, 0));
+  std::string AutoPad = At.getString("auto_pad", "NOTSET");
+  bool Derive = At.has("output_shape") || AutoPad == "SAME_UPPER" ||
+                AutoPad == "SAME_LOWER";
+  SmallVector<int64_t, 3> PB(R), PE(R);
+  for (unsigned I = 0; I < R; ++I) {
+    int64_t EffK = (WD[2 + I] - 1) * Dil[I] + 1;
+    if (Derive) {
+      int64_t Total =
+          Strides[I] * (XD[2 + I] - 1) + OutPad[I] + EffK - YD[2 + I];
+      PB[I] = AutoPad == "SAME_UPPER" ? Total / 2 : Total - Total / 2;
+      PE[I] = Total - PB[I];
+    } else if (AutoPad == "VALID") {
+      PB[I] = PE[I] = 0;
+    } else {
+      PB[I] = Pads[I];
+      PE[I] = Pads[R + I];
+    }
+  }
+  ConvConfig C;
+  C.Elem = T;
+  C.Transpose = true;
+  C.AllowTF32 = Opts.AllowTF32;
+  // The extra output_padding rows belong to no window of the equivalent
+  // forward convolution: cuDNN fills them from the (zero) contributions as
+  // long as the forward shape rule still holds, which it checks.
+  if (Error E = symmetricPads(N, PB, PE, C.Pads))
+    return E;
+  C.Strides.assign(Strides.begin(), Strides.end());
+  C.Dilations.assign(Dil.begin(), Dil.end());
+  C.Groups = int(At.getInt("group", 1));
+  C.XDims.assign(XD.begin(), XD.end());
+  C.WDims.assign(WD.begin(), WD.end());
+  C.YDims.assign(YD.begin(), YD.end());
+  if (R == 1) {
+    C.XDims.insert(C.XDims.begin() + 2, 1);
+    C.WDims.insert(C.WDims.begin() + 2, 1);
+    C.YDims.insert(C.YDims.begin() + 2, 1);
+    C.Pads.insert(C.Pads.begin(), 0);
+    C.Strides.insert(C.Strides.begin(), 1);
+    C.Dilations.insert(C.Dilations.begin(), 1);
+  }
+  ConvVals.push_back({X, W, Y});
+  ProtoStep S;
+  S.K = PlanStep::Kind::Conv;
+  S.Index = P.Convs.size();
+  S.Label = N.describe() + " (conv-transpose " + typeToString(X->type()) +
+            " * " + typeToString(W->type()) + ")";
+  S.Reads = {X, W};
+  S.Writes = {Y};
+  P.Convs.push_back(std::move(C));
+  Steps.push_back(std::move(S));
+  if (Bv) {
+    int64_t Inner = 1;
+    for (size_t I = 2; I < YD.size(); ++I)
+      Inner *= YD[I];
+    addHelperKernel(biasAddKernel(T, YD[0], YD[1], Inner), Y, Bv, N,
+                    /*ReadsOut=*/true);
+  }
+  return Error::success();
+}
+
+Error Builder::addLibraryNode(const Node &N) {
+  if (LibraryDone.lookup(&N))
+    return Error::success();
+  LibraryDone[&N] = true;
+  switch (N.kind()) {
+  case OpKind::MatMul:
+    return addMatMul(N);
+  case OpKind::Gemm:
+    return addGemm(N);
+  case OpKind::Conv:
+    return addConv(N);
+  case OpKind::ConvTranspose:
+    return addConvTranspose(N);
+  default:
+    return planError(N.describe() + ": not a library op");
+  }
+}
+
+Error Builder::scheduleKernel(unsigned KI) {
+  if (Scheduled[KI])
+    return Error::success();
+  Scheduled[KI] = true;
+  const GeneratedKernel &GK = Gen[KI];
+  // An epilogue kernel reads the result of a contraction inside a fused
+  // node's body: run that contraction through its library first.
+  for (const Value *In : GK.Inputs) {
+    if (!In || In->graph() == &G || In->isConstant() || Subst.count(In))
+      continue;
+    const Node *Anchor = In->producer();
+    if (!Anchor || !isLibraryOp(Anchor->kind()))
+      return planError("kernel " + GK.Name + " reads '" + In->name() +
+                       "', which no step produces");
+    if (Error E = addLibraryNode(*Anchor))
+      return E;
+  }
+  PlanKernel K;
+  K.Name = GK.Name;
+  K.Source = GK.Source;
+  K.Grid = GK.Grid;
+  K.Block = GK.Block;
+  K.DynamicSharedBytes = GK.DynamicSharedBytes;
+  K.NodeNames = GK.NodeNames;
+  K.Summary = GK.Summary;
+  ProtoStep S;
+  S.K = PlanStep::Kind::Kernel;
+  S.Index = P.Kernels.size();
+  S.Label =
+      "kernel " + GK.Name + (GK.Summary.empty() ? "" : " (" + GK.Summary + ")");
+  for (const Value *V : GK.Outputs) {
+    S.Args.push_back(outer(V));
+    S.Writes.push_back(outer(V));
+  }
+  for (const Value *V : GK.Inputs) {
+    S.Args.push_back(outer(V));
+    S.Reads.push_back(outer(V));
+  }
+  KernelByName[K.Name] = P.Kernels.size();
+  P.Kernels.push_back(std::move(K));
+  Steps.push_back(std::move(S));
+  return Error::success();
+}
+
+Error Builder::scheduleNode(const Node &N) {
+  const OpInfo &Info = getOpInfo(N.kind());
+  if (Info.IsView && !N.body()) {
+    Alias[N.result(0)] = outer(N.operand(0));
+    return Error::success();
+  }
+  if (isLibraryOp(N.kind()) && !N.body())
+    return addLibraryNode(N);
+  if (Graph *Body = N.body()) {
+    // Body inputs stand for the fused node's operands, in order.
+    ArrayRef<Value *> BodyIns = Body->inputs();
+    for (unsigned I = 0; I < BodyIns.size(); ++I)
+      if (I < N.numOperands() && N.operand(I))
+        Subst[BodyIns[I]] = N.operand(I);
+  }
+  bool Covered = false;
+  for (const Value *R : N.results()) {
+    if (!R)
+      continue;
+    auto It = KernelOf.find(R);
+    if (It == KernelOf.end())
+      continue;
+    Covered = true;
+    if (Error E = scheduleKernel(It->second))
+      return E;
+  }
+  // A node whose results are all empty has nothing to write: codegen
+  // leaves it out (e.g. a Split into zero-size parts).
+  bool AllEmpty = llvm::all_of(N.results(), [](const Value *R) {
+    return !R || (R->type().isStatic() && R->type().numElements() == 0);
+  });
+  if (!Covered && !AllEmpty)
+    return planError(N.describe() +
+                     ": no generated kernel implements it on the GPU");
+  return Error::success();
+}
+
+BufferRef Builder::ref(const Value *V) {
+  const Value *R = root(V);
+  auto It = Loc.find(R);
+  assert(It != Loc.end() && "every root is placed before refs are taken");
+  return It->second;
+}
+
+Error Builder::placeBuffers() {
+  // Weights: each constant read by a step, once, 256-byte aligned.
+  auto PlaceConstant = [&](const Value *R) {
+    if (Loc.count(R))
+      return;
+    const Tensor &T = *R->constant();
+    uint64_t Off = alignTo256(P.Weights.size());
+    P.Weights.resize(Off, '\0');
+    P.Weights.append(static_cast<const char *>(T.rawData()), T.byteSize());
+    Loc[R] = {BufferSpace::Weights, 0, Off};
+  };
+  for (unsigned I = 0; I < G.inputs().size(); ++I)
+    Loc[G.inputs()[I]] = {BufferSpace::Input, uint32_t(I), 0};
+
+  // Outputs written in place where possible, copied otherwise.
+  for (unsigned J = 0; J < G.outputs().size(); ++J) {
+    const Value *O = G.outputs()[J];
+    const Value *R = root(O);
+    bool InPlace = !R->isConstant() && !R->isGraphInput() && !Loc.count(R);
+    if (InPlace) {
+      Loc[R] = {BufferSpace::Output, uint32_t(J), 0};
+      continue;
+    }
+    ProtoStep S;
+    S.K = PlanStep::Kind::Copy;
+    S.Index = P.Copies.size();
+    S.Label = "copy to output '" + O->name() + "'";
+    S.Reads = {O};
+    S.OutputIndex = int(J);
+    CopyConfig C;
+    C.Bytes = O->type().numElements() * dtypeSize(O->dtype());
+    P.Copies.push_back(C);
+    CopySrc.push_back(O);
+    Steps.push_back(std::move(S));
+  }
+
+  // Lifetimes of the arena roots.
+  DenseMap<const Value *, unsigned> BufferOf;
+  std::vector<const Value *> Roots;
+  std::vector<BufferLifetime> Life;
+  for (unsigned SI = 0; SI < Steps.size(); ++SI) {
+    const ProtoStep &S = Steps[SI];
+    auto Touch = [&](const Value *V, bool Write) -> Error {
+      const Value *R = root(V);
+      if (R->isConstant()) {
+        PlaceConstant(R);
+        return Error::success();
+      }
+      if (Loc.count(R))
+        return Error::success();
+      auto [It, New] = BufferOf.try_emplace(R, Roots.size());
+      if (New) {
+        if (!Write)
+          return planError("step '" + S.Label + "' reads '" + R->name() +
+                           "' before any step writes it");
+        Roots.push_back(R);
+        BufferLifetime L;
+        L.Bytes = R->type().numElements() * dtypeSize(R->dtype());
+        L.FirstStep = L.LastStep = unsigned(SI);
+        Life.push_back(L);
+      }
+      Life[It->second].LastStep = unsigned(SI);
+      return Error::success();
+    };
+    for (const Value *V : S.Writes)
+      if (Error E = Touch(V, true))
+        return E;
+    for (const Value *V : S.Reads)
+      if (Error E = Touch(V, false))
+        return E;
+  }
+  MemoryPlan MP = planMemory(Life);
+  P.ArenaBytes = MP.ArenaBytes;
+  P.NaiveArenaBytes = MP.NaiveBytes;
+  for (size_t I = 0; I < Roots.size(); ++I) {
+    Loc[Roots[I]] = {BufferSpace::Arena, 0, MP.Offsets[I]};
+    P.Buffers.push_back({Roots[I]->name(), MP.Offsets[I], Life[I].Bytes,
+                         Life[I].FirstStep, Life[I].LastStep});
+  }
+
+  // Resolve every step's values to buffers.
+  for (ProtoStep &S : Steps) {
+    PlanStep PS;
+    PS.K = S.K;
+    PS.Index = S.Index;
+    PS.Label = S.Label;
+    switch (S.K) {
+    case PlanStep::Kind::Kernel:
+      for (const Value *V : S.Args)
+        PS.Args.push_back(ref(V));
+      break;
+    case PlanStep::Kind::Gemm: {
+      GemmConfig &C = P.Gemms[S.Index];
+      const GemmValues &GV = GemmVals[S.Index];
+      C.A = ref(GV.A);
+      C.B = ref(GV.B);
+      C.D = ref(GV.D);
+      if (GV.Bias)
+        C.BiasVec = ref(GV.Bias);
+      break;
+    }
+    case PlanStep::Kind::Conv: {
+      ConvConfig &C = P.Convs[S.Index];
+      const ConvValues &CV = ConvVals[S.Index];
+      C.X = ref(CV.X);
+      C.W = ref(CV.W);
+      C.Y = ref(CV.Y);
+      break;
+    }
+    case PlanStep::Kind::Copy: {
+      CopyConfig &C = P.Copies[S.Index];
+      C.Src = ref(CopySrc[S.Index]);
+      C.Dst = {BufferSpace::Output, uint32_t(S.OutputIndex), 0};
+      break;
+    }
+    }
+    P.Steps.push_back(std::move(PS));
+  }
+  return Error::success();
+}
+
+Expected<Plan> Builder::build() {
+  if (Error E = checkStatic())
+    return std::move(E);
+  P.ModelName = G.name();
+  for (const Value *V : G.inputs()) {
+    SmallVector<int64_t, 4> D = dims(V);
+    P.Inputs.push_back({V->name(), V->dtype(), {D.begin(), D.end()}});
+  }
+  for (const Value *V : G.outputs()) {
+    if (!V->type().isStatic())
+      return planError("output '" + V->name() + "' has no static shape");
+    SmallVector<int64_t, 4> D = dims(V);
+    P.Outputs.push_back({V->name(), V->dtype(), {D.begin(), D.end()}});
+  }
+  PrintOptions PO;
+  PO.ElideLargeConstants = true;
+  P.IrText = graphToString(G, PO);
+
+  Expected<std::vector<GeneratedKernel>> K = generateKernels(G, Opts.Arch);
+  if (!K)
+    return K.takeError();
+  Gen = std::move(*K);
+  Scheduled.assign(Gen.size(), false);
+  for (unsigned I = 0; I < Gen.size(); ++I)
+    for (const Value *V : Gen[I].Outputs)
+      KernelOf[V] = unsigned(I);
+
+  for (const auto &N : G.nodes())
+    if (Error E = scheduleNode(*N))
+      return std::move(E);
+  if (Error E = placeBuffers())
+    return std::move(E);
+  P.Arch = Opts.Arch;
+  return P;
+}
+
+} // namespace
+
+Expected<Plan> buildPlan(const Graph &G, const PlanOptions &Opts) {
+  if (Opts.Arch.empty())
+    return planError("no target architecture given (e.g. sm_90)");
+  Builder B(G, Opts);
+  return B.build();
+}
+
+} // namespace solder
+
+namespace solder {
+
+Error compilePlanKernels(Plan &P, const PlanOptions &Opts) {
+  if (Opts.Arch.empty())
+    return planError("no target architecture given (e.g. sm_90)");
+  if (P.Arch != Opts.Arch) {
+    for (PlanKernel &K : P.Kernels)
+      K.Cubin.clear();
+    P.Arch = Opts.Arch;
+  }
+  return compileCubins(P.Kernels, P.Arch, Opts.CacheDir, Opts.Progress);
+}
+
+} // namespace solder

@@ -1,0 +1,46 @@
+//===- PlanBuilder.h - From a compiled Graph to a Plan ----------*- C++ -*-===//
+//
+// Turns a graph that went through the pass pipeline into a Plan: orders the
+// steps (generated kernels, cuBLASLt and cuDNN calls, copies), aliases views
+// to their operands, places intermediates in the arena, packs the weights,
+// and compiles every kernel with NVRTC for one architecture. Runs on any
+// machine: nothing here touches a GPU.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SOLDER_RUNTIME_CUDA_PLANBUILDER_H
+#define SOLDER_RUNTIME_CUDA_PLANBUILDER_H
+
+#include "ir/Graph.h"
+#include "runtime/cuda/Plan.h"
+#include "llvm/Support/Error.h"
+#include <string>
+
+namespace llvm {
+class raw_ostream;
+}
+
+namespace solder {
+
+struct PlanOptions {
+  /// "sm_90"; must be set.
+  std::string Arch;
+  /// Where compiled cubins are cached; empty = no disk cache.
+  std::string CacheDir;
+  /// Lets fp32 matmuls and convolutions use TF32 tensor cores.
+  bool AllowTF32 = false;
+  /// Progress lines for long steps; null = quiet.
+  llvm::raw_ostream *Progress = nullptr;
+};
+
+/// Builds the plan of G (every value must have a static shape) without
+/// compiling its kernels.
+llvm::Expected<Plan> buildPlan(const Graph &G, const PlanOptions &Opts);
+
+/// Compiles every kernel of P whose cubin is missing (or all of them, when
+/// Arch differs from P.Arch) for Opts.Arch, in parallel, through the disk
+/// cache.
+llvm::Error compilePlanKernels(Plan &P, const PlanOptions &Opts);
+
+} // namespace solder
+
+#endif

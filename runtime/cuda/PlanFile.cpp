@@ -1,0 +1,472 @@
+//===- PlanFile.cpp - Plans on disk ---------------------------------------===//
+//
+// A little-endian field-by-field encoding (see PlanFile.h for the header).
+// The reader checks every length against the bytes left, so a corrupt
+// payload that slipped past the checksum still fails cleanly.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/cuda/PlanFile.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+#include <cstring>
+#include <type_traits>
+
+using namespace llvm;
+
+namespace solder {
+
+static constexpr char Magic[8] = {'S', 'L', 'D', 'R', 'P', 'L', 'A', 'N'};
+static constexpr size_t HeaderBytes = 32;
+
+uint64_t fnv1a64(StringRef Bytes) {
+  uint64_t H = 0xcbf29ce484222325ULL;
+  for (unsigned char C : Bytes) {
+    H ^= C;
+    H *= 0x100000001b3ULL;
+  }
+  return H;
+}
+
+namespace {
+
+class Writer {
+public:
+  std::string Out;
+  template <typename T> void pod(T V) {
+    static_assert(std::is_trivially_copyable<T>::value, "plain data only");
+    char B[sizeof(T)];
+    std::memcpy(B, &V, sizeof(T)); // the project targets little-endian x86-64
+    Out.append(B, sizeof(T));
+  }
+  void str(StringRef S) {
+    pod<uint64_t>(S.size());
+    Out.append(S.data(), S.size());
+  }
+  template <typename T> void podVec(const std::vector<T> &V) {
+    pod<uint64_t>(V.size());
+    for (const T &X : V)
+      pod(X);
+  }
+  void ref(const BufferRef &R) {
+    pod<uint8_t>(uint8_t(R.Space));
+    pod<uint32_t>(R.Index);
+    pod<uint64_t>(R.Offset);
+  }
+  void tensor(const PlanTensor &T) {
+    str(T.Name);
+    pod<uint8_t>(uint8_t(T.Elem));
+    podVec(T.Dims);
+  }
+};
+
+class Reader {
+public:
+  explicit Reader(StringRef In) : In(In) {}
+  bool Failed = false;
+
+  template <typename T> T pod() {
+    T V{};
+    if (!take(sizeof(T)))
+      return V;
+    std::memcpy(&V, In.data() + Pos - sizeof(T), sizeof(T));
+    return V;
+  }
+  std::string str() {
+    uint64_t N = pod<uint64_t>();
+    if (!take(N))
+      return {};
+    return In.substr(Pos - N, N).str();
+  }
+  template <typename T> std::vector<T> podVec() {
+    uint64_t N = pod<uint64_t>();
+    std::vector<T> V;
+    if (N > (In.size() - Pos) / sizeof(T)) {
+      Failed = true;
+      return V;
+    }
+    for (uint64_t I = 0; I < N; ++I)
+      V.push_back(pod<T>());
+    return V;
+  }
+  /// A count of records each at least MinBytes long.
+  uint64_t count(size_t MinBytes) {
+    uint64_t N = pod<uint64_t>();
+    if (N > (In.size() - Pos) / MinBytes) {
+      Failed = true;
+      return 0;
+    }
+    return N;
+  }
+  BufferRef ref() {
+    BufferRef R;
+    uint8_t S = pod<uint8_t>();
+    if (S > uint8_t(BufferSpace::Output))
+      Failed = true;
+    R.Space = BufferSpace(S);
+    R.Index = pod<uint32_t>();
+    R.Offset = pod<uint64_t>();
+    return R;
+  }
+  DType dtype() {
+    uint8_t D = pod<uint8_t>();
+    if (D == 0 || D > uint8_t(DType::Bool))
+      Failed = true;
+    return DType(D);
+  }
+  PlanTensor tensor() {
+    PlanTensor T;
+    T.Name = str();
+    T.Elem = dtype();
+    T.Dims = podVec<int64_t>();
+    return T;
+  }
+  bool atEnd() const { return Pos == In.size(); }
+
+private:
+  bool take(uint64_t N) {
+    if (Failed || N > In.size() - Pos) {
+      Failed = true;
+      return false;
+    }
+    Pos += N;
+    return true;
+  }
+  StringRef In;
+  size_t Pos = 0;
+};
+
+void writeArr3(Writer &W, const std::array<unsigned, 3> &A) {
+  for (unsigned X : A)
+    W.pod<uint32_t>(X);
+}
+std::array<unsigned, 3> readArr3(Reader &R) {
+  std::array<unsigned, 3> A;
+  for (unsigned &X : A)
+    X = R.pod<uint32_t>();
+  return A;
+}
+
+Error planFileError(const Twine &Msg) {
+  return createStringError(inconvertibleErrorCode(), Msg);
+}
+
+} // namespace
+
+std::string serializePlan(const Plan &P) {
+  Writer W;
+  W.str(P.ModelName);
+  W.pod<uint64_t>(P.Inputs.size());
+  for (const PlanTensor &T : P.Inputs)
+    W.tensor(T);
+  W.pod<uint64_t>(P.Outputs.size());
+  for (const PlanTensor &T : P.Outputs)
+    W.tensor(T);
+  W.str(P.IrText);
+  W.str(P.Arch);
+  W.pod<uint64_t>(P.Kernels.size());
+  for (const PlanKernel &K : P.Kernels) {
+    W.str(K.Name);
+    W.str(K.Source);
+    W.str(K.Cubin);
+    writeArr3(W, K.Grid);
+    writeArr3(W, K.Block);
+    W.pod<uint32_t>(K.DynamicSharedBytes);
+    W.pod<uint64_t>(K.NodeNames.size());
+    for (const std::string &N : K.NodeNames)
+      W.str(N);
+    W.str(K.Summary);
+  }
+  W.pod<uint64_t>(P.Gemms.size());
+  for (const GemmConfig &C : P.Gemms) {
+    W.pod<uint8_t>(uint8_t(C.Elem));
+    W.pod<uint8_t>(C.TransA);
+    W.pod<uint8_t>(C.TransB);
+    for (int64_t V : {C.M, C.N, C.K, C.Lda, C.Ldb, C.Ldd, C.Batch, C.StrideA,
+                      C.StrideB, C.StrideD})
+      W.pod<int64_t>(V);
+    W.pod<float>(C.Alpha);
+    W.pod<float>(C.Beta);
+    W.pod<uint8_t>(uint8_t(C.Bias));
+    W.pod<uint8_t>(C.AllowTF32);
+    W.ref(C.A);
+    W.ref(C.B);
+    W.ref(C.BiasVec);
+    W.ref(C.D);
+  }
+  W.pod<uint64_t>(P.Convs.size());
+  for (const ConvConfig &C : P.Convs) {
+    W.pod<uint8_t>(uint8_t(C.Elem));
+    W.pod<uint8_t>(C.Transpose);
+    W.podVec(C.XDims);
+    W.podVec(C.WDims);
+    W.podVec(C.YDims);
+    W.podVec(C.Pads);
+    W.podVec(C.Strides);
+    W.podVec(C.Dilations);
+    W.pod<int32_t>(C.Groups);
+    W.pod<uint8_t>(C.AllowTF32);
+    W.pod<int32_t>(C.Algo);
+    W.pod<int32_t>(C.MathType);
+    W.ref(C.X);
+    W.ref(C.W);
+    W.ref(C.Y);
+  }
+  W.pod<uint64_t>(P.Copies.size());
+  for (const CopyConfig &C : P.Copies) {
+    W.ref(C.Src);
+    W.ref(C.Dst);
+    W.pod<uint64_t>(C.Bytes);
+  }
+  W.pod<uint64_t>(P.Steps.size());
+  for (const PlanStep &S : P.Steps) {
+    W.pod<uint8_t>(uint8_t(S.K));
+    W.pod<uint32_t>(S.Index);
+    W.pod<uint64_t>(S.Args.size());
+    for (const BufferRef &R : S.Args)
+      W.ref(R);
+    W.str(S.Label);
+  }
+  W.pod<uint64_t>(P.Buffers.size());
+  for (const PlanBuffer &B : P.Buffers) {
+    W.str(B.Name);
+    W.pod<uint64_t>(B.Offset);
+    W.pod<uint64_t>(B.Bytes);
+    W.pod<uint32_t>(B.FirstStep);
+    W.pod<uint32_t>(B.LastStep);
+  }
+  W.pod<uint64_t>(P.ArenaBytes);
+  W.pod<uint64_t>(P.NaiveArenaBytes);
+  W.str(P.Weights);
+
+  std::string File(Magic, sizeof(Magic));
+  Writer H;
+  H.pod<uint32_t>(PlanFormatVersion);
+  H.pod<uint32_t>(0);
+  H.pod<uint64_t>(W.Out.size());
+  H.pod<uint64_t>(fnv1a64(W.Out));
+  File += H.Out;
+  File += W.Out;
+  return File;
+}
+
+/// Checks the decoded plan refers only to things it has.
+static Error validatePlan(const Plan &P) {
+  auto CheckRef = [&](const BufferRef &R) {
+    switch (R.Space) {
+    case BufferSpace::Input:
+      return R.Index < P.Inputs.size();
+    case BufferSpace::Output:
+      return R.Index < P.Outputs.size();
+    case BufferSpace::Weights:
+      return R.Offset <= P.Weights.size();
+    case BufferSpace::Arena:
+      return R.Offset <= P.ArenaBytes;
+    }
+    return false;
+  };
+  for (const PlanStep &S : P.Steps) {
+    size_t Limit = S.K == PlanStep::Kind::Kernel ? P.Kernels.size()
+                   : S.K == PlanStep::Kind::Gemm ? P.Gemms.size()
+                   : S.K == PlanStep::Kind::Conv ? P.Convs.size()
+                                                 : P.Copies.size();
+    if (S.Index >= Limit)
+      return planFileError("plan step '" + S.Label + "' refers to a missing " +
+                           "kernel or library call");
+    for (const BufferRef &R : S.Args)
+      if (!CheckRef(R))
+        return planFileError("plan step '" + S.Label +
+                             "' refers to a missing buffer");
+  }
+  for (const GemmConfig &C : P.Gemms)
+    if (!CheckRef(C.A) || !CheckRef(C.B) || !CheckRef(C.D) ||
+        !CheckRef(C.BiasVec))
+      return planFileError("a matmul of the plan refers to a missing buffer");
+  for (const ConvConfig &C : P.Convs)
+    if (!CheckRef(C.X) || !CheckRef(C.W) || !CheckRef(C.Y) ||
+        C.XDims.size() != C.WDims.size() || C.XDims.size() != C.YDims.size() ||
+        C.XDims.size() < 4 || C.Pads.size() + 2 != C.XDims.size() ||
+        C.Strides.size() != C.Pads.size() ||
+        C.Dilations.size() != C.Pads.size())
+      return planFileError("a convolution of the plan is malformed");
+  for (const CopyConfig &C : P.Copies)
+    if (!CheckRef(C.Src) || !CheckRef(C.Dst))
+      return planFileError("a copy of the plan refers to a missing buffer");
+  return Error::success();
+}
+
+Expected<Plan> deserializePlan(StringRef Bytes) {
+  if (Bytes.size() < HeaderBytes ||
+      std::memcmp(Bytes.data(), Magic, sizeof(Magic)) != 0)
+    return planFileError("not a solder plan file (bad magic)");
+  Reader H(Bytes.substr(8, HeaderBytes - 8));
+  uint32_t Version = H.pod<uint32_t>();
+  H.pod<uint32_t>();
+  uint64_t Size = H.pod<uint64_t>();
+  uint64_t Sum = H.pod<uint64_t>();
+  if (Version != PlanFormatVersion)
+    return planFileError("plan format version " + Twine(Version) +
+                         " is not supported (this solder reads version " +
+                         Twine(PlanFormatVersion) +
+                         "): recompile the model with `solder compile`");
+  StringRef Payload = Bytes.drop_front(HeaderBytes);
+  if (Payload.size() != Size)
+    return planFileError("plan file is truncated or has trailing bytes "
+                         "(payload " +
+                         Twine(Payload.size()) + " bytes, header says " +
+                         Twine(Size) + ")");
+  if (fnv1a64(Payload) != Sum)
+    return planFileError("plan file is corrupt (checksum mismatch)");
+
+  Reader R(Payload);
+  Plan P;
+  P.ModelName = R.str();
+  for (uint64_t I = 0, N = R.count(10); I < N; ++I)
+    P.Inputs.push_back(R.tensor());
+  for (uint64_t I = 0, N = R.count(10); I < N; ++I)
+    P.Outputs.push_back(R.tensor());
+  P.IrText = R.str();
+  P.Arch = R.str();
+  for (uint64_t I = 0, N = R.count(40); I < N && !R.Failed; ++I) {
+    PlanKernel K;
+    K.Name = R.str();
+    K.Source = R.str();
+    K.Cubin = R.str();
+    K.Grid = readArr3(R);
+    K.Block = readArr3(R);
+    K.DynamicSharedBytes = R.pod<uint32_t>();
+    for (uint64_t J = 0, M = R.count(8); J < M; ++J)
+      K.NodeNames.push_back(R.str());
+    K.Summary = R.str();
+    P.Kernels.push_back(std::move(K));
+  }
+  for (uint64_t I = 0, N = R.count(40); I < N && !R.Failed; ++I) {
+    GemmConfig C;
+    C.Elem = R.dtype();
+    C.TransA = R.pod<uint8_t>();
+    C.TransB = R.pod<uint8_t>();
+    for (int64_t *V : {&C.M, &C.N, &C.K, &C.Lda, &C.Ldb, &C.Ldd, &C.Batch,
+                       &C.StrideA, &C.StrideB, &C.StrideD})
+      *V = R.pod<int64_t>();
+    C.Alpha = R.pod<float>();
+    C.Beta = R.pod<float>();
+    uint8_t B = R.pod<uint8_t>();
+    if (B > uint8_t(GemmConfig::BiasKind::InPlace))
+      R.Failed = true;
+    C.Bias = GemmConfig::BiasKind(B);
+    C.AllowTF32 = R.pod<uint8_t>();
+    C.A = R.ref();
+    C.B = R.ref();
+    C.BiasVec = R.ref();
+    C.D = R.ref();
+    P.Gemms.push_back(C);
+  }
+  for (uint64_t I = 0, N = R.count(40); I < N && !R.Failed; ++I) {
+    ConvConfig C;
+    C.Elem = R.dtype();
+    C.Transpose = R.pod<uint8_t>();
+    C.XDims = R.podVec<int64_t>();
+    C.WDims = R.podVec<int64_t>();
+    C.YDims = R.podVec<int64_t>();
+    C.Pads = R.podVec<int>();
+    C.Strides = R.podVec<int>();
+    C.Dilations = R.podVec<int>();
+    C.Groups = R.pod<int32_t>();
+    C.AllowTF32 = R.pod<uint8_t>();
+    C.Algo = R.pod<int32_t>();
+    C.MathType = R.pod<int32_t>();
+    C.X = R.ref();
+    C.W = R.ref();
+    C.Y = R.ref();
+    P.Convs.push_back(std::move(C));
+  }
+  for (uint64_t I = 0, N = R.count(34); I < N && !R.Failed; ++I) {
+    CopyConfig C;
+    C.Src = R.ref();
+    C.Dst = R.ref();
+    C.Bytes = R.pod<uint64_t>();
+    P.Copies.push_back(C);
+  }
+  for (uint64_t I = 0, N = R.count(21); I < N && !R.Failed; ++I) {
+    PlanStep S;
+    uint8_t K = R.pod<uint8_t>();
+    if (K > uint8_t(PlanStep::Kind::Copy))
+      R.Failed = true;
+    S.K = PlanStep::Kind(K);
+    S.Index = R.pod<uint32_t>();
+    for (uint64_t J = 0, M = R.count(13); J < M; ++J)
+      S.Args.push_back(R.ref());
+    S.Label = R.str();
+    P.Steps.push_back(std::move(S));
+  }
+  for (uint64_t I = 0, N = R.count(32); I < N && !R.Failed; ++I) {
+    PlanBuffer B;
+    B.Name = R.str();
+    B.Offset = R.pod<uint64_t>();
+    B.Bytes = R.pod<uint64_t>();
+    B.FirstStep = R.pod<uint32_t>();
+    B.LastStep = R.pod<uint32_t>();
+    P.Buffers.push_back(std::move(B));
+  }
+  P.ArenaBytes = R.pod<uint64_t>();
+  P.NaiveArenaBytes = R.pod<uint64_t>();
+  P.Weights = R.str();
+  if (R.Failed || !R.atEnd())
+    return planFileError("plan file is corrupt (malformed payload)");
+  if (Error E = validatePlan(P))
+    return std::move(E);
+  return std::move(P);
+}
+
+Error writePlanFile(StringRef Path, const Plan &P) {
+  std::string Bytes = serializePlan(P);
+  // Temporary file in the same folder, then rename: readers see the old
+  // file or the whole new one, never a partial write.
+  SmallString<256> Temp;
+  int FD;
+  StringRef Dir = sys::path::parent_path(Path);
+  SmallString<256> Model(Dir.empty() ? "." : Dir);
+  sys::path::append(Model, sys::path::filename(Path) + ".tmp-%%%%%%");
+  if (std::error_code EC = sys::fs::createUniqueFile(Model, FD, Temp))
+    return planFileError("cannot create a temporary file beside '" + Path +
+                         "': " + EC.message());
+  {
+    raw_fd_ostream OS(FD, /*shouldClose=*/true);
+    OS.write(Bytes.data(), Bytes.size());
+    OS.close();
+    if (OS.has_error()) {
+      OS.clear_error();
+      sys::fs::remove(Temp);
+      return planFileError("cannot write '" + Temp + "'");
+    }
+  }
+  if (std::error_code EC = sys::fs::rename(Temp, Path)) {
+    sys::fs::remove(Temp);
+    return planFileError("cannot rename '" + Temp + "' to '" + Path +
+                         "': " + EC.message());
+  }
+  return Error::success();
+}
+
+Expected<Plan> readPlanFile(StringRef Path) {
+  ErrorOr<std::unique_ptr<MemoryBuffer>> Buf =
+      MemoryBuffer::getFile(Path, /*IsText=*/false,
+                            /*RequiresNullTerminator=*/false);
+  if (!Buf)
+    return planFileError("cannot read '" + Path +
+                         "': " + Buf.getError().message());
+  Expected<Plan> P = deserializePlan((*Buf)->getBuffer());
+  if (!P)
+    return planFileError("'" + Path + "': " + toString(P.takeError()));
+  return P;
+}
+
+bool looksLikePlanFile(StringRef Path) {
+  ErrorOr<std::unique_ptr<MemoryBuffer>> Buf =
+      MemoryBuffer::getFileSlice(Path, sizeof(Magic), 0);
+  return Buf && (*Buf)->getBufferSize() == sizeof(Magic) &&
+         std::memcmp((*Buf)->getBufferStart(), Magic, sizeof(Magic)) == 0;
+}
+
+} // namespace solder

@@ -1,0 +1,747 @@
+//===- Runtime.cpp - CompiledModel and ExecutionContext -------------------===//
+//
+// Loading a model onto the device (once, shared by its contexts):
+//   - recompile kernels whose cubins are for another architecture;
+//   - upload the weights blob into one device buffer;
+//   - load each cubin as a cudaLibrary and look its kernel up;
+//   - choose cuBLASLt algorithms (heuristics) and cuDNN algorithms
+//     (measured, cached per configuration), and the workspace they need.
+//
+// An execution context owns one device allocation holding its arena, its
+// own input/output buffers and the library workspace, plus its cuBLASLt and
+// cuDNN handles and descriptors. Steady-state runs allocate nothing and
+// never wait on the host: a run is one cudaGraphLaunch.
+//
+//===----------------------------------------------------------------------===//
+#include "frontend/OnnxImporter.h"
+#include "passes/Pipeline.h"
+#include "runtime/cuda/CudaSupport.h"
+#include "runtime/cuda/LibraryCalls.h"
+#include "runtime/cuda/MemoryPlanner.h"
+#include "runtime/cuda/PlanBuilder.h"
+#include "runtime/cuda/PlanFile.h"
+#include "solder/Solder.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/raw_ostream.h"
+#include <map>
+#include <mutex>
+
+using namespace llvm;
+
+namespace solder {
+
+/// Serializes the work that may load GPU code lazily (model loading with
+/// its cuDNN measurements, a context's first run) against CUDA graph
+/// captures. CUDA loads modules lazily per process, and loading one while
+/// any thread captures a stream can fail the load or the capture, so this
+/// lock is process-wide by necessity. Steady-state runs never take it.
+static std::mutex &lazyLoadMutex() {
+  static std::mutex M;
+  return M;
+}
+
+static Error rtError(const Twine &Msg) {
+  return createStringError(inconvertibleErrorCode(), Msg);
+}
+
+size_t TensorInfo::bytes() const {
+  size_t N = dtypeSize(Elem);
+  for (int64_t D : Dims)
+    N *= size_t(D);
+  return N;
+}
+
+//===----------------------------------------------------------------------===//
+// CompiledModel
+//===----------------------------------------------------------------------===//
+
+struct CompiledModel::Impl {
+  Plan P;
+  std::vector<TensorInfo> Inputs, Outputs;
+  std::string CacheDir;
+  raw_ostream *Progress = nullptr;
+
+  std::mutex LoadMutex;
+  bool Loaded = false;
+  int Device = 0;
+  void *Weights = nullptr;
+  std::vector<cudaLibrary_t> Libraries;
+  std::vector<cudaKernel_t> Kernels;
+  std::vector<cublasLtMatmulAlgo_t> GemmAlgos;
+  size_t WorkspaceBytes = 0;
+
+  ~Impl() {
+    // Leave device resources alone when the driver is already shutting
+    // down (a model destroyed from a static destructor).
+    if (!Loaded)
+      return;
+    for (cudaLibrary_t L : Libraries)
+      cudaLibraryUnload(L);
+    if (Weights)
+      cudaFree(Weights);
+  }
+  Error load();
+};
+
+CompiledModel::CompiledModel(std::unique_ptr<Impl> I) : I(std::move(I)) {}
+CompiledModel::~CompiledModel() = default;
+
+Expected<std::shared_ptr<CompiledModel>> CompiledModel::fromPlan(Plan P) {
+  auto I = std::make_unique<Impl>();
+  for (const PlanTensor &T : P.Inputs)
+    I->Inputs.push_back({T.Name, T.Elem, T.Dims});
+  for (const PlanTensor &T : P.Outputs)
+    I->Outputs.push_back({T.Name, T.Elem, T.Dims});
+  I->P = std::move(P);
+  return std::shared_ptr<CompiledModel>(new CompiledModel(std::move(I)));
+}
+
+Expected<std::shared_ptr<CompiledModel>>
+CompiledModel::compileGraph(Graph &G, const CompileOptions &Opts) {
+  PipelineOptions PO;
+  PO.DisabledPasses = Opts.DisabledPasses;
+  PO.TargetGpu = true;
+  if (Error E = runPipeline(G, PO))
+    return std::move(E);
+  PlanOptions PlanOpts;
+  PlanOpts.Arch = Opts.Arch;
+  if (PlanOpts.Arch.empty()) {
+    Expected<std::string> Arch = currentDeviceArch();
+    if (Arch) {
+      PlanOpts.Arch = *Arch;
+    } else {
+      consumeError(Arch.takeError());
+      PlanOpts.Arch = "sm_90";
+    }
+  }
+  PlanOpts.CacheDir = Opts.CacheDir;
+  PlanOpts.AllowTF32 = Opts.AllowTF32;
+  PlanOpts.Progress = Opts.Progress;
+  Expected<Plan> P = buildPlan(G, PlanOpts);
+  if (!P)
+    return P.takeError();
+  if (Error E = compilePlanKernels(*P, PlanOpts))
+    return std::move(E);
+  Expected<std::shared_ptr<CompiledModel>> M = fromPlan(std::move(*P));
+  if (M) {
+    (*M)->I->CacheDir = Opts.CacheDir;
+    (*M)->I->Progress = Opts.Progress;
+  }
+  return M;
+}
+
+static ImportOptions importOptions(const CompileOptions &Opts) {
+  ImportOptions IO;
+  for (const auto &E : Opts.InputShapes)
+    IO.InputShapes[E.getKey()] = E.getValue();
+  for (const auto &E : Opts.SymbolSizes)
+    IO.SymbolSizes[E.getKey()] = E.getValue();
+  return IO;
+}
+
+Expected<std::shared_ptr<CompiledModel>>
+CompiledModel::compileFile(StringRef OnnxPath, const CompileOptions &Opts) {
+  Expected<std::unique_ptr<Graph>> G =
+      importOnnxFile(OnnxPath, importOptions(Opts));
+  if (!G)
+    return G.takeError();
+  return compileGraph(**G, Opts);
+}
+
+Expected<std::shared_ptr<CompiledModel>>
+CompiledModel::compileBytes(StringRef OnnxBytes, const CompileOptions &Opts) {
+  Expected<std::unique_ptr<Graph>> G =
+      importOnnxBytes(OnnxBytes, "", importOptions(Opts));
+  if (!G)
+    return G.takeError();
+  return compileGraph(**G, Opts);
+}
+
+Expected<std::shared_ptr<CompiledModel>>
+CompiledModel::loadPlan(StringRef Path) {
+  Expected<Plan> P = readPlanFile(Path);
+  if (!P)
+    return P.takeError();
+  return fromPlan(std::move(*P));
+}
+
+Error CompiledModel::savePlan(StringRef Path) const {
+  return writePlanFile(Path, I->P);
+}
+
+ArrayRef<TensorInfo> CompiledModel::inputs() const { return I->Inputs; }
+ArrayRef<TensorInfo> CompiledModel::outputs() const { return I->Outputs; }
+const Plan &CompiledModel::plan() const { return I->P; }
+
+int CompiledModel::inputIndex(StringRef Name) const {
+  for (size_t K = 0; K < I->Inputs.size(); ++K)
+    if (I->Inputs[K].Name == Name)
+      return int(K);
+  return -1;
+}
+int CompiledModel::outputIndex(StringRef Name) const {
+  for (size_t K = 0; K < I->Outputs.size(); ++K)
+    if (I->Outputs[K].Name == Name)
+      return int(K);
+  return -1;
+}
+
+ModelStats CompiledModel::stats() const {
+  ModelStats S;
+  S.Steps = I->P.Steps.size();
+  S.Kernels = I->P.Kernels.size();
+  S.LibraryCalls = I->P.Gemms.size() + I->P.Convs.size();
+  S.ArenaBytes = I->P.ArenaBytes;
+  S.NaiveArenaBytes = I->P.NaiveArenaBytes;
+  S.WeightBytes = I->P.Weights.size();
+  return S;
+}
+
+Error CompiledModel::loadOnDevice() {
+  std::lock_guard<std::mutex> Lock(I->LoadMutex);
+  if (I->Loaded)
+    return Error::success();
+  std::lock_guard<std::mutex> Lazy(lazyLoadMutex());
+  return I->load();
+}
+
+/// A key telling apart convolution problems, for the algorithm cache.
+static std::string convKey(const ConvConfig &C) {
+  std::string K;
+  raw_string_ostream OS(K);
+  OS << int(C.Elem) << C.Transpose << C.AllowTF32 << "|";
+  for (const auto *V : {&C.XDims, &C.WDims, &C.YDims})
+    OS << join(map_range(*V, [](int64_t X) { return std::to_string(X); }), ",")
+       << "|";
+  for (const auto *V : {&C.Pads, &C.Strides, &C.Dilations})
+    OS << join(map_range(*V, [](int X) { return std::to_string(X); }), ",")
+       << "|";
+  OS << C.Groups;
+  return OS.str();
+}
+
+Error CompiledModel::Impl::load() {
+  Expected<int> Dev = requireDevice();
+  if (!Dev)
+    return Dev.takeError();
+  Device = *Dev;
+  Expected<std::string> Arch = currentDeviceArch();
+  if (!Arch)
+    return Arch.takeError();
+  bool Missing =
+      any_of(P.Kernels, [](const PlanKernel &K) { return K.Cubin.empty(); });
+  if (P.Arch != *Arch || Missing) {
+    if (Progress && P.Arch != *Arch)
+      *Progress << "note: plan kernels are for " << P.Arch << ", this GPU is "
+                << *Arch << ": recompiling " << P.Kernels.size()
+                << " kernels\n";
+    PlanOptions PO;
+    PO.Arch = *Arch;
+    PO.CacheDir = CacheDir;
+    PO.Progress = Progress;
+    if (Error E = compilePlanKernels(P, PO))
+      return E;
+  }
+
+  // Weights: one buffer, uploaded once.
+  if (!P.Weights.empty()) {
+    SOLDER_CUDA_TRY(cudaMalloc(&Weights, P.Weights.size()),
+                    "cudaMalloc of " + Twine(P.Weights.size()) +
+                        " bytes of weights");
+    SOLDER_CUDA_TRY(cudaMemcpy(Weights, P.Weights.data(), P.Weights.size(),
+                               cudaMemcpyHostToDevice),
+                    "uploading weights");
+  }
+  for (const PlanKernel &K : P.Kernels) {
+    cudaLibrary_t Lib;
+    SOLDER_CUDA_TRY(cudaLibraryLoadData(&Lib, K.Cubin.data(), nullptr, nullptr,
+                                        0, nullptr, nullptr, 0),
+                    "loading the cubin of kernel " + K.Name);
+    Libraries.push_back(Lib);
+    cudaKernel_t Kern;
+    SOLDER_CUDA_TRY(cudaLibraryGetKernel(&Kern, Lib, K.Name.c_str()),
+                    "finding kernel " + K.Name + " in its cubin");
+    if (K.DynamicSharedBytes > 48 * 1024)
+      SOLDER_CUDA_TRY(cudaKernelSetAttributeForDevice(
+                          Kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                          int(K.DynamicSharedBytes), Device),
+                      "raising the shared memory limit of " + K.Name);
+    Kernels.push_back(Kern);
+  }
+
+  if (!P.Gemms.empty()) {
+    cublasLtHandle_t Lt;
+    SOLDER_CUBLAS_TRY(cublasLtCreate(&Lt), "cublasLtCreate");
+    for (const GemmConfig &C : P.Gemms) {
+      GemmCall Call;
+      cublasLtMatmulAlgo_t Algo;
+      size_t Ws = 0;
+      Error E = Call.init(C);
+      if (!E)
+        E = Call.chooseAlgo(Lt, Algo, Ws);
+      if (E) {
+        cublasLtDestroy(Lt);
+        return E;
+      }
+      GemmAlgos.push_back(Algo);
+      WorkspaceBytes = std::max(WorkspaceBytes, Ws);
+    }
+    cublasLtDestroy(Lt);
+  }
+
+  if (!P.Convs.empty()) {
+    cudnnHandle_t Dnn;
+    SOLDER_CUDNN_TRY(cudnnCreate(&Dnn), "cudnnCreate");
+    std::map<std::string, std::pair<int, int>> Cache;
+    auto Fail = [&](Error E, size_t Index) {
+      cudnnDestroy(Dnn);
+      std::string Label;
+      for (const PlanStep &S : P.Steps)
+        if (S.K == PlanStep::Kind::Conv && S.Index == Index)
+          Label = S.Label;
+      return rtError(Label + ": " + toString(std::move(E)));
+    };
+    for (size_t Idx = 0; Idx < P.Convs.size(); ++Idx) {
+      ConvConfig &C = P.Convs[Idx];
+      if (C.Algo < 0) {
+        std::string Key = convKey(C);
+        auto It = Cache.find(Key);
+        if (It == Cache.end()) {
+          ConvCall Call;
+          std::pair<int, int> Choice;
+          Error E = Call.init(C);
+          if (!E)
+            E = Call.chooseAlgo(Dnn, Choice.first, Choice.second);
+          if (E)
+            return Fail(std::move(E), Idx);
+          It = Cache.emplace(Key, Choice).first;
+        }
+        C.Algo = It->second.first;
+        C.MathType = It->second.second;
+      }
+      ConvCall Call;
+      Error E = Call.init(C);
+      if (E)
+        return Fail(std::move(E), Idx);
+      Expected<size_t> Ws = Call.workspaceBytes(Dnn);
+      if (!Ws)
+        return Fail(Ws.takeError(), Idx);
+      WorkspaceBytes = std::max(WorkspaceBytes, *Ws);
+    }
+    cudnnDestroy(Dnn);
+  }
+  Loaded = true;
+  return Error::success();
+}
+
+//===----------------------------------------------------------------------===//
+// ExecutionContext
+//===----------------------------------------------------------------------===//
+
+struct ExecutionContext::Impl {
+  std::shared_ptr<CompiledModel> Model;
+  CompiledModel::Impl *M = nullptr;
+  cudnnHandle_t Dnn = nullptr;
+  cublasLtHandle_t Lt = nullptr;
+  std::vector<std::unique_ptr<GemmCall>> Gemms;
+  std::vector<std::unique_ptr<ConvCall>> Convs;
+  /// One allocation: arena | own inputs | own outputs | workspace.
+  char *Block = nullptr;
+  char *Arena = nullptr, *Workspace = nullptr;
+  std::vector<char *> OwnIn, OwnOut;
+  std::vector<const void *> InPtr;
+  std::vector<void *> OutPtr;
+  /// Kernel parameters per step: the pointer values and pointers to them.
+  std::vector<std::vector<void *>> ArgValues, ArgPtrs;
+  bool ArgsStale = true;
+  cudaStream_t Own = nullptr;
+  cudaEvent_t Before = nullptr, After = nullptr;
+
+  bool UseGraph = true;
+  cudaGraphExec_t Exec = nullptr;
+  std::vector<const void *> CapturedIn;
+  std::vector<void *> CapturedOut;
+  uint64_t GraphLaunches = 0;
+  std::string GraphFailure;
+  bool FirstRunDone = false;
+
+  ~Impl() {
+    if (Exec)
+      cudaGraphExecDestroy(Exec);
+    Gemms.clear();
+    Convs.clear();
+    if (Dnn)
+      cudnnDestroy(Dnn);
+    if (Lt)
+      cublasLtDestroy(Lt);
+    if (Before)
+      cudaEventDestroy(Before);
+    if (After)
+      cudaEventDestroy(After);
+    if (Own)
+      cudaStreamDestroy(Own);
+    if (Block)
+      cudaFree(Block);
+  }
+
+  Error init();
+  const char *resolve(const BufferRef &R) const {
+    switch (R.Space) {
+    case BufferSpace::Weights:
+      return static_cast<const char *>(M->Weights) + R.Offset;
+    case BufferSpace::Arena:
+      return Arena + R.Offset;
+    case BufferSpace::Input:
+      return static_cast<const char *>(InPtr[R.Index]) + R.Offset;
+    case BufferSpace::Output:
+      return static_cast<const char *>(OutPtr[R.Index]) + R.Offset;
+    }
+    return nullptr;
+  }
+  void *resolveMut(const BufferRef &R) const {
+    return const_cast<char *>(resolve(R));
+  }
+  void refreshArgs();
+  Error enqueueSteps(cudaStream_t S);
+  Error runEager(cudaStream_t S);
+  Error runGraph(cudaStream_t S);
+};
+
+Error ExecutionContext::Impl::init() {
+  const Plan &P = M->P;
+  SOLDER_CUDNN_TRY(cudnnCreate(&Dnn), "cudnnCreate");
+  SOLDER_CUBLAS_TRY(cublasLtCreate(&Lt), "cublasLtCreate");
+  for (const GemmConfig &C : P.Gemms) {
+    Gemms.push_back(std::make_unique<GemmCall>());
+    if (Error E = Gemms.back()->init(C))
+      return E;
+  }
+  for (const ConvConfig &C : P.Convs) {
+    Convs.push_back(std::make_unique<ConvCall>());
+    if (Error E = Convs.back()->init(C))
+      return E;
+  }
+  uint64_t Size = alignTo256(P.ArenaBytes);
+  std::vector<uint64_t> InOff, OutOff;
+  for (const TensorInfo &T : M->Inputs) {
+    InOff.push_back(Size);
+    Size += alignTo256(T.bytes());
+  }
+  for (const TensorInfo &T : M->Outputs) {
+    OutOff.push_back(Size);
+    Size += alignTo256(T.bytes());
+  }
+  uint64_t WsOff = Size;
+  Size += alignTo256(M->WorkspaceBytes);
+  SOLDER_CUDA_TRY(cudaMalloc(reinterpret_cast<void **>(&Block),
+                             std::max<uint64_t>(Size, 256)),
+                  "cudaMalloc of the " + Twine(Size) +
+                      "-byte execution context");
+  Arena = Block;
+  Workspace = Block + WsOff;
+  for (uint64_t O : InOff) {
+    OwnIn.push_back(Block + O);
+    InPtr.push_back(Block + O);
+  }
+  for (uint64_t O : OutOff) {
+    OwnOut.push_back(Block + O);
+    OutPtr.push_back(Block + O);
+  }
+  SOLDER_CUDA_TRY(cudaStreamCreateWithFlags(&Own, cudaStreamNonBlocking),
+                  "cudaStreamCreate");
+  SOLDER_CUDA_TRY(cudaEventCreateWithFlags(&Before, cudaEventDisableTiming),
+                  "cudaEventCreate");
+  SOLDER_CUDA_TRY(cudaEventCreateWithFlags(&After, cudaEventDisableTiming),
+                  "cudaEventCreate");
+  ArgValues.resize(P.Steps.size());
+  ArgPtrs.resize(P.Steps.size());
+  for (size_t S = 0; S < P.Steps.size(); ++S) {
+    ArgValues[S].resize(P.Steps[S].Args.size());
+    for (size_t A = 0; A < ArgValues[S].size(); ++A)
+      ArgPtrs[S].push_back(&ArgValues[S][A]);
+  }
+  return Error::success();
+}
+
+void ExecutionContext::Impl::refreshArgs() {
+  const Plan &P = M->P;
+  for (size_t S = 0; S < P.Steps.size(); ++S)
+    for (size_t A = 0; A < P.Steps[S].Args.size(); ++A)
+      ArgValues[S][A] = resolveMut(P.Steps[S].Args[A]);
+  ArgsStale = false;
+}
+
+Error ExecutionContext::Impl::enqueueSteps(cudaStream_t S) {
+  const Plan &P = M->P;
+  if (ArgsStale)
+    refreshArgs();
+  if (!Convs.empty())
+    SOLDER_CUDNN_TRY(cudnnSetStream(Dnn, S), "cudnnSetStream");
+  for (size_t SI = 0; SI < P.Steps.size(); ++SI) {
+    const PlanStep &St = P.Steps[SI];
+    Error E = Error::success();
+    switch (St.K) {
+    case PlanStep::Kind::Kernel: {
+      const PlanKernel &K = P.Kernels[St.Index];
+      cudaError_t R =
+          cudaLaunchKernel(reinterpret_cast<const void *>(M->Kernels[St.Index]),
+                           dim3(K.Grid[0], K.Grid[1], K.Grid[2]),
+                           dim3(K.Block[0], K.Block[1], K.Block[2]),
+                           ArgPtrs[SI].data(), K.DynamicSharedBytes, S);
+      if (R != cudaSuccess)
+        E = cudaError(R, "launching kernel " + K.Name);
+      break;
+    }
+    case PlanStep::Kind::Gemm: {
+      const GemmConfig &C = P.Gemms[St.Index];
+      E = Gemms[St.Index]->enqueue(
+          Lt, M->GemmAlgos[St.Index], resolve(C.A), resolve(C.B),
+          C.Bias == GemmConfig::BiasKind::Epilogue ? resolve(C.BiasVec)
+                                                   : nullptr,
+          resolveMut(C.D), Workspace, M->WorkspaceBytes, S);
+      break;
+    }
+    case PlanStep::Kind::Conv: {
+      const ConvConfig &C = P.Convs[St.Index];
+      E = Convs[St.Index]->enqueue(Dnn, resolve(C.X), resolve(C.W),
+                                   resolveMut(C.Y), Workspace,
+                                   M->WorkspaceBytes);
+      break;
+    }
+    case PlanStep::Kind::Copy: {
+      const CopyConfig &C = P.Copies[St.Index];
+      cudaError_t R = cudaMemcpyAsync(resolveMut(C.Dst), resolve(C.Src),
+                                      C.Bytes, cudaMemcpyDeviceToDevice, S);
+      if (R != cudaSuccess)
+        E = cudaError(R, "cudaMemcpyAsync");
+      break;
+    }
+    }
+    if (E)
+      return rtError(St.Label + ": " + toString(std::move(E)));
+  }
+  return Error::success();
+}
+
+Error ExecutionContext::Impl::runEager(cudaStream_t S) {
+  if (FirstRunDone)
+    return enqueueSteps(S);
+  // The first run loads library and kernel code lazily: not while another
+  // thread captures (see lazyLoadMutex), and finished before unlocking.
+  std::lock_guard<std::mutex> Lazy(lazyLoadMutex());
+  if (Error E = enqueueSteps(S))
+    return E;
+  SOLDER_CUDA_TRY(cudaStreamSynchronize(S), "the first run");
+  FirstRunDone = true;
+  return Error::success();
+}
+
+Error ExecutionContext::Impl::runGraph(cudaStream_t S) {
+  bool Current = Exec && CapturedIn == InPtr && CapturedOut == OutPtr;
+  if (Current) {
+    SOLDER_CUDA_TRY(cudaGraphLaunch(Exec, S), "cudaGraphLaunch");
+    ++GraphLaunches;
+    return Error::success();
+  }
+  // The first run goes step by step: libraries load their modules lazily,
+  // which must not happen inside a capture. Its steps are then captured.
+  bool Ran = false;
+  if (!Exec) {
+    if (Error E = runEager(S))
+      return E;
+    Ran = true;
+  }
+  std::lock_guard<std::mutex> Lazy(lazyLoadMutex());
+  // A step that cannot be captured (a library call doing something a
+  // capture forbids) makes the context fall back to step-by-step launches
+  // for good; GraphFailure says why.
+  auto FallBack = [&](Error Why) -> Error {
+    GraphFailure = toString(std::move(Why));
+    cudaGetLastError();
+    UseGraph = false;
+    if (Exec) {
+      cudaGraphExecDestroy(Exec);
+      Exec = nullptr;
+    }
+    return Ran ? Error::success() : enqueueSteps(S);
+  };
+  cudaError_t Begin =
+      cudaStreamBeginCapture(S, cudaStreamCaptureModeThreadLocal);
+  if (Begin != cudaSuccess)
+    return FallBack(cudaError(Begin, "cudaStreamBeginCapture"));
+  Error E = enqueueSteps(S);
+  cudaGraph_t G = nullptr;
+  cudaError_t End = cudaStreamEndCapture(S, &G);
+  if (E || End != cudaSuccess) {
+    if (G)
+      cudaGraphDestroy(G);
+    if (E)
+      return FallBack(std::move(E));
+    return FallBack(cudaError(End, "cudaStreamEndCapture"));
+  }
+  if (Exec) {
+    cudaGraphExecUpdateResultInfo Info;
+    if (cudaGraphExecUpdate(Exec, G, &Info) != cudaSuccess) {
+      cudaGetLastError();
+      cudaGraphExecDestroy(Exec);
+      Exec = nullptr;
+    }
+  }
+  if (!Exec) {
+    cudaError_t R = cudaGraphInstantiate(&Exec, G, 0);
+    if (R != cudaSuccess) {
+      cudaGraphDestroy(G);
+      Exec = nullptr;
+      return FallBack(cudaError(R, "cudaGraphInstantiate"));
+    }
+  }
+  cudaGraphDestroy(G);
+  CapturedIn = InPtr;
+  CapturedOut = OutPtr;
+  if (!Ran) {
+    SOLDER_CUDA_TRY(cudaGraphLaunch(Exec, S), "cudaGraphLaunch");
+    ++GraphLaunches;
+  }
+  return Error::success();
+}
+
+Expected<std::unique_ptr<ExecutionContext>> CompiledModel::createContext() {
+  if (Error E = loadOnDevice())
+    return std::move(E);
+  auto CI = std::make_unique<ExecutionContext::Impl>();
+  CI->Model = shared_from_this();
+  CI->M = I.get();
+  {
+    std::lock_guard<std::mutex> Lazy(lazyLoadMutex()); // library handles
+    if (Error E = CI->init())
+      return std::move(E);
+  }
+  return std::unique_ptr<ExecutionContext>(new ExecutionContext(std::move(CI)));
+}
+
+ExecutionContext::ExecutionContext(std::unique_ptr<Impl> I) : I(std::move(I)) {}
+ExecutionContext::~ExecutionContext() = default;
+
+Error ExecutionContext::bindInput(unsigned Index, const void *DevicePtr) {
+  if (Index >= I->InPtr.size())
+    return rtError("no input #" + Twine(Index));
+  if (!DevicePtr || reinterpret_cast<uintptr_t>(DevicePtr) % 16)
+    return rtError("input #" + Twine(Index) +
+                   ": device pointer must be non-null and 16-byte aligned");
+  if (I->InPtr[Index] != DevicePtr)
+    I->ArgsStale = true;
+  I->InPtr[Index] = DevicePtr;
+  return Error::success();
+}
+
+Error ExecutionContext::bindOutput(unsigned Index, void *DevicePtr) {
+  if (Index >= I->OutPtr.size())
+    return rtError("no output #" + Twine(Index));
+  if (!DevicePtr || reinterpret_cast<uintptr_t>(DevicePtr) % 16)
+    return rtError("output #" + Twine(Index) +
+                   ": device pointer must be non-null and 16-byte aligned");
+  if (I->OutPtr[Index] != DevicePtr)
+    I->ArgsStale = true;
+  I->OutPtr[Index] = DevicePtr;
+  return Error::success();
+}
+
+const void *ExecutionContext::inputBuffer(unsigned Index) const {
+  return Index < I->InPtr.size() ? I->InPtr[Index] : nullptr;
+}
+void *ExecutionContext::outputBuffer(unsigned Index) const {
+  return Index < I->OutPtr.size() ? I->OutPtr[Index] : nullptr;
+}
+
+Error ExecutionContext::copyInputFromHost(unsigned Index, const void *Host,
+                                          size_t Bytes, cudaStream_t Stream) {
+  if (Index >= I->InPtr.size())
+    return rtError("no input #" + Twine(Index));
+  const TensorInfo &T = I->M->Inputs[Index];
+  if (Bytes != T.bytes())
+    return rtError("input '" + T.Name + "' takes " + Twine(T.bytes()) +
+                   " bytes, got " + Twine(Bytes));
+  if (Error E = bindInput(Index, I->OwnIn[Index]))
+    return E;
+  if (Bytes)
+    SOLDER_CUDA_TRY(cudaMemcpyAsync(I->OwnIn[Index], Host, Bytes,
+                                    cudaMemcpyHostToDevice,
+                                    Stream ? Stream : I->Own),
+                    "copying input '" + T.Name + "' to the device");
+  return Error::success();
+}
+
+Error ExecutionContext::copyOutputToHost(unsigned Index, void *Host,
+                                         size_t Bytes, cudaStream_t Stream) {
+  if (Index >= I->OutPtr.size())
+    return rtError("no output #" + Twine(Index));
+  const TensorInfo &T = I->M->Outputs[Index];
+  if (Bytes != T.bytes())
+    return rtError("output '" + T.Name + "' has " + Twine(T.bytes()) +
+                   " bytes, the host buffer " + Twine(Bytes));
+  cudaStream_t S = Stream ? Stream : I->Own;
+  if (Bytes)
+    SOLDER_CUDA_TRY(cudaMemcpyAsync(Host, I->OutPtr[Index], Bytes,
+                                    cudaMemcpyDeviceToHost, S),
+                    "copying output '" + T.Name + "' to the host");
+  SOLDER_CUDA_TRY(cudaStreamSynchronize(S), "running the model");
+  return Error::success();
+}
+
+Error ExecutionContext::run(cudaStream_t Stream) {
+  if (!I->UseGraph)
+    return I->runEager(Stream ? Stream : I->Own);
+  if (Stream)
+    return I->runGraph(Stream);
+  // The legacy default stream cannot be captured: run on the context's own
+  // stream, ordered after and before the default stream's work.
+  SOLDER_CUDA_TRY(cudaEventRecord(I->Before, nullptr), "cudaEventRecord");
+  SOLDER_CUDA_TRY(cudaStreamWaitEvent(I->Own, I->Before, 0),
+                  "cudaStreamWaitEvent");
+  if (Error E = I->runGraph(I->Own))
+    return E;
+  SOLDER_CUDA_TRY(cudaEventRecord(I->After, I->Own), "cudaEventRecord");
+  SOLDER_CUDA_TRY(cudaStreamWaitEvent(nullptr, I->After, 0),
+                  "cudaStreamWaitEvent");
+  return Error::success();
+}
+
+void ExecutionContext::setUseCudaGraph(bool On) { I->UseGraph = On; }
+bool ExecutionContext::usesCudaGraph() const { return I->UseGraph; }
+uint64_t ExecutionContext::graphLaunches() const { return I->GraphLaunches; }
+StringRef ExecutionContext::cudaGraphFailure() const { return I->GraphFailure; }
+
+Expected<std::vector<Tensor>> ExecutionContext::runHost(ArrayRef<Tensor> Inputs,
+                                                        cudaStream_t Stream) {
+  const auto &Ins = I->M->Inputs;
+  if (Inputs.size() != Ins.size())
+    return rtError("the model takes " + Twine(Ins.size()) + " inputs, got " +
+                   Twine(Inputs.size()));
+  cudaStream_t S = Stream ? Stream : I->Own;
+  for (size_t K = 0; K < Ins.size(); ++K) {
+    const Tensor &T = Inputs[K];
+    if (T.dtype() != Ins[K].Elem ||
+        ArrayRef<int64_t>(T.dims()) != ArrayRef<int64_t>(Ins[K].Dims))
+      return rtError("input '" + Ins[K].Name + "': got " +
+                     typeToString(T.type()) + ", the plan takes " +
+                     typeToString(TensorType(Ins[K].Elem, Ins[K].Dims)));
+    if (Error E = copyInputFromHost(K, T.rawData(), T.byteSize(), S))
+      return std::move(E);
+  }
+  for (size_t K = 0; K < I->OutPtr.size(); ++K)
+    if (Error E = bindOutput(K, I->OwnOut[K]))
+      return std::move(E);
+  if (Error E = run(S))
+    return std::move(E);
+  std::vector<Tensor> Out;
+  for (size_t K = 0; K < I->M->Outputs.size(); ++K) {
+    const TensorInfo &T = I->M->Outputs[K];
+    Tensor R(T.Elem, T.Dims);
+    if (Error E = copyOutputToHost(K, R.mutableRawData(), R.byteSize(), S))
+      return std::move(E);
+    Out.push_back(std::move(R));
+  }
+  return std::move(Out);
+}
+
+} // namespace solder

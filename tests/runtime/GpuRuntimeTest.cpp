@@ -1,0 +1,383 @@
+//===- GpuRuntimeTest.cpp - The GPU runtime against the reference ---------===//
+//
+// Needs a GPU; every test skips with a message where there is none. Models
+// from the shared folder run on the GPU and on the reference executor with
+// the same random inputs (max|gpu-ref| / max|ref| <= 1e-4 for fp32); several
+// contexts run one model from 4 threads; CUDA graph replay gives the same
+// results as step-by-step launches; steady-state runs allocate nothing;
+// a plan compiled for another architecture is recompiled at load.
+//
+//===----------------------------------------------------------------------===//
+#if SOLDER_HAVE_CUDA
+#include "RuntimeTestUtils.h"
+#include "frontend/OnnxImporter.h"
+#include "runtime/cuda/CudaSupport.h"
+#include "runtime/reference/ReferenceExecutor.h"
+#include "solder/Solder.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include <cmath>
+#include <random>
+#include <thread>
+
+using namespace solder;
+using namespace solder::test;
+
+namespace {
+
+#define SKIP_WITHOUT_GPU()                                                     \
+  do {                                                                         \
+    llvm::Expected<int> Dev_ = requireDevice();                                \
+    if (!Dev_)                                                                 \
+      GTEST_SKIP() << "GPU test skipped: "                                     \
+                   << llvm::toString(Dev_.takeError());                        \
+  } while (0)
+
+/// max|A-B| / max|B| over float tensors (exact equality for others).
+double relativeError(const Tensor &A, const Tensor &B) {
+  if (A.dtype() != B.dtype() || A.dims() != B.dims())
+    return INFINITY;
+  double MaxDiff = 0, MaxRef = 0;
+  for (int64_t I = 0; I < A.numElements(); ++I) {
+    double X = A.getDouble(I), Y = B.getDouble(I);
+    if (std::isnan(X) != std::isnan(Y))
+      return INFINITY;
+    if (std::isnan(X))
+      continue;
+    MaxDiff = std::max(MaxDiff, std::fabs(X - Y));
+    MaxRef = std::max(MaxRef, std::fabs(Y));
+  }
+  return MaxRef > 0 ? MaxDiff / MaxRef : MaxDiff;
+}
+
+std::vector<Tensor> randomInputs(const Graph &G, unsigned Seed) {
+  std::mt19937 Rng(Seed);
+  std::vector<Tensor> Out;
+  for (const Value *V : G.inputs()) {
+    auto Dims = V->type().staticDims();
+    Tensor T(V->dtype(), Dims);
+    bool Mask = llvm::StringRef(V->name()).contains("mask");
+    for (int64_t I = 0; I < T.numElements(); ++I) {
+      if (isFloat(V->dtype()))
+        T.setDouble(I, std::uniform_real_distribution<double>(-1, 1)(Rng));
+      else
+        T.setDouble(I, Mask ? 1 : double(Rng() % 10));
+    }
+    Out.push_back(std::move(T));
+  }
+  return Out;
+}
+
+struct ModelCase {
+  const char *File;
+  std::vector<std::pair<std::string, int64_t>> Symbols;
+};
+
+std::vector<ModelCase> sharedModels() {
+  return {{"resnet10_dynamo.onnx", {}},
+          {"mobilenetv2_050_opset17.onnx", {{"N", 2}}},
+          {"squeezenet11_opset13.onnx", {}},
+          {"bert_mini_opset14.onnx", {{"B", 2}, {"S", 32}}}};
+}
+
+std::string modelPath(const char *File) {
+  return sharedDir() + "/models/" + File;
+}
+
+ImportOptions importOptionsFor(const ModelCase &C) {
+  ImportOptions IO;
+  for (const auto &[Name, Size] : C.Symbols)
+    IO.SymbolSizes[Name] = Size;
+  return IO;
+}
+
+CompileOptions compileOptionsFor(const ModelCase &C) {
+  CompileOptions CO;
+  CO.CacheDir = testCacheDir();
+  for (const auto &[Name, Size] : C.Symbols)
+    CO.SymbolSizes[Name] = Size;
+  return CO;
+}
+
+/// Reference outputs of a model for the given inputs.
+std::vector<Tensor> referenceOutputs(const ModelCase &C,
+                                     llvm::ArrayRef<Tensor> Inputs) {
+  auto G = importOnnxFile(modelPath(C.File), importOptionsFor(C));
+  EXPECT_TRUE(bool(G)) << llvm::toString(G.takeError());
+  auto Ref = runReference(**G, Inputs);
+  EXPECT_TRUE(bool(Ref)) << llvm::toString(Ref.takeError());
+  return std::move(*Ref);
+}
+
+} // namespace
+
+TEST(GpuRuntimeTest, MixedGraphMatchesReference) {
+  SKIP_WITHOUT_GPU();
+  auto G = parseOrFail(mixedGraphText());
+  ASSERT_TRUE(G);
+  std::vector<Tensor> In = randomInputs(*G, 1);
+  auto Ref = runReference(*G, In);
+  ASSERT_TRUE(bool(Ref)) << llvm::toString(Ref.takeError());
+  CompileOptions CO;
+  CO.CacheDir = testCacheDir();
+  auto M = CompiledModel::compileGraph(*G, CO);
+  ASSERT_TRUE(bool(M)) << llvm::toString(M.takeError());
+  auto Ctx = (*M)->createContext();
+  ASSERT_TRUE(bool(Ctx)) << llvm::toString(Ctx.takeError());
+  for (int Run = 0; Run < 3; ++Run) {
+    auto Out = (*Ctx)->runHost(In);
+    ASSERT_TRUE(bool(Out)) << llvm::toString(Out.takeError());
+    ASSERT_EQ(Out->size(), Ref->size());
+    for (size_t I = 0; I < Out->size(); ++I)
+      EXPECT_LE(relativeError((*Out)[I], (*Ref)[I]), 1e-4)
+          << "run " << Run << " output " << I;
+  }
+}
+
+TEST(GpuRuntimeTest, SharedModelsMatchReference) {
+  SKIP_WITHOUT_GPU();
+  unsigned Ran = 0;
+  for (const ModelCase &C : sharedModels()) {
+    if (!llvm::sys::fs::exists(modelPath(C.File)))
+      continue;
+    SCOPED_TRACE(C.File);
+    auto G = importOnnxFile(modelPath(C.File), importOptionsFor(C));
+    ASSERT_TRUE(bool(G)) << llvm::toString(G.takeError());
+    std::vector<Tensor> In = randomInputs(**G, 7);
+    std::vector<Tensor> Ref = referenceOutputs(C, In);
+    auto M =
+        CompiledModel::compileFile(modelPath(C.File), compileOptionsFor(C));
+    ASSERT_TRUE(bool(M)) << llvm::toString(M.takeError());
+    auto Ctx = (*M)->createContext();
+    ASSERT_TRUE(bool(Ctx)) << llvm::toString(Ctx.takeError());
+    for (int Run = 0; Run < 3; ++Run) { // eager+capture, then replays
+      auto Out = (*Ctx)->runHost(In);
+      ASSERT_TRUE(bool(Out)) << llvm::toString(Out.takeError());
+      ASSERT_EQ(Out->size(), Ref.size());
+      for (size_t I = 0; I < Out->size(); ++I) {
+        double Err = relativeError((*Out)[I], Ref[I]);
+        EXPECT_LE(Err, 1e-4) << "output " << I << " run " << Run;
+        if (Run == 2)
+          std::printf("[ model    ] %s output %zu: rel err %.3g, arena %llu "
+                      "/ naive %llu bytes, %zu steps\n",
+                      C.File, I, Err,
+                      (unsigned long long)(*M)->stats().ArenaBytes,
+                      (unsigned long long)(*M)->stats().NaiveArenaBytes,
+                      (*M)->stats().Steps);
+      }
+    }
+    EXPECT_EQ((*Ctx)->cudaGraphFailure(), "");
+    EXPECT_EQ((*Ctx)->graphLaunches(), 2u);
+    ++Ran;
+  }
+  if (Ran == 0)
+    GTEST_SKIP() << "no shared models under " << sharedDir();
+}
+
+TEST(GpuRuntimeTest, FourThreadsShareOneModel) {
+  SKIP_WITHOUT_GPU();
+  ModelCase C = sharedModels()[0];
+  if (!llvm::sys::fs::exists(modelPath(C.File)))
+    GTEST_SKIP() << "no " << modelPath(C.File);
+  auto G = importOnnxFile(modelPath(C.File), importOptionsFor(C));
+  ASSERT_TRUE(bool(G)) << llvm::toString(G.takeError());
+  auto M = CompiledModel::compileFile(modelPath(C.File), compileOptionsFor(C));
+  ASSERT_TRUE(bool(M)) << llvm::toString(M.takeError());
+  constexpr int Threads = 4, Runs = 50;
+  std::vector<std::vector<Tensor>> In(Threads), Ref(Threads);
+  for (int T = 0; T < Threads; ++T) {
+    In[T] = randomInputs(**G, 100 + T);
+    Ref[T] = referenceOutputs(C, In[T]);
+  }
+  std::vector<std::string> Failures(Threads);
+  std::vector<std::thread> Pool;
+  for (int T = 0; T < Threads; ++T)
+    Pool.emplace_back([&, T] {
+      auto Ctx = (*M)->createContext();
+      if (!Ctx) {
+        Failures[T] = llvm::toString(Ctx.takeError());
+        return;
+      }
+      cudaStream_t S;
+      cudaStreamCreateWithFlags(&S, cudaStreamNonBlocking);
+      for (int R = 0; R < Runs && Failures[T].empty(); ++R) {
+        auto Out = (*Ctx)->runHost(In[T], S);
+        if (!Out) {
+          Failures[T] = llvm::toString(Out.takeError());
+          break;
+        }
+        for (size_t I = 0; I < Out->size(); ++I)
+          if (relativeError((*Out)[I], Ref[T][I]) > 1e-4)
+            Failures[T] = "run " + std::to_string(R) + " output " +
+                          std::to_string(I) + " differs";
+      }
+      cudaStreamSynchronize(S);
+      cudaStreamDestroy(S);
+    });
+  for (std::thread &T : Pool)
+    T.join();
+  for (int T = 0; T < Threads; ++T)
+    EXPECT_EQ(Failures[T], "") << "thread " << T;
+}
+
+TEST(GpuRuntimeTest, GraphReplayEqualsEagerSteps) {
+  SKIP_WITHOUT_GPU();
+  ModelCase C = sharedModels()[3]; // BERT: matmuls, reductions, masks
+  if (!llvm::sys::fs::exists(modelPath(C.File)))
+    C = ModelCase{nullptr, {}};
+  std::shared_ptr<CompiledModel> Model;
+  std::vector<Tensor> In;
+  if (C.File) {
+    auto G = importOnnxFile(modelPath(C.File), importOptionsFor(C));
+    ASSERT_TRUE(bool(G)) << llvm::toString(G.takeError());
+    In = randomInputs(**G, 3);
+    auto M =
+        CompiledModel::compileFile(modelPath(C.File), compileOptionsFor(C));
+    ASSERT_TRUE(bool(M)) << llvm::toString(M.takeError());
+    Model = *M;
+  } else {
+    auto G = parseOrFail(mixedGraphText());
+    ASSERT_TRUE(G);
+    In = randomInputs(*G, 3);
+    CompileOptions CO;
+    CO.CacheDir = testCacheDir();
+    auto M = CompiledModel::compileGraph(*G, CO);
+    ASSERT_TRUE(bool(M)) << llvm::toString(M.takeError());
+    Model = *M;
+  }
+  auto Ctx = Model->createContext();
+  ASSERT_TRUE(bool(Ctx)) << llvm::toString(Ctx.takeError());
+  (*Ctx)->setUseCudaGraph(false);
+  auto Eager = (*Ctx)->runHost(In);
+  ASSERT_TRUE(bool(Eager)) << llvm::toString(Eager.takeError());
+  EXPECT_EQ((*Ctx)->graphLaunches(), 0u);
+  (*Ctx)->setUseCudaGraph(true);
+  for (int Run = 0; Run < 3; ++Run) {
+    auto Out = (*Ctx)->runHost(In);
+    ASSERT_TRUE(bool(Out)) << llvm::toString(Out.takeError());
+    for (size_t I = 0; I < Out->size(); ++I)
+      EXPECT_TRUE((*Out)[I].bitwiseEqual((*Eager)[I]))
+          << "run " << Run << " output " << I << " rel err "
+          << relativeError((*Out)[I], (*Eager)[I]);
+  }
+  // Run 0 went step by step and captured; runs 1 and 2 replayed.
+  EXPECT_EQ((*Ctx)->cudaGraphFailure(), "");
+  EXPECT_EQ((*Ctx)->graphLaunches(), 2u);
+}
+
+TEST(GpuRuntimeTest, SteadyStateAllocatesNothing) {
+  SKIP_WITHOUT_GPU();
+  auto G = parseOrFail(mixedGraphText());
+  ASSERT_TRUE(G);
+  std::vector<Tensor> In = randomInputs(*G, 5);
+  CompileOptions CO;
+  CO.CacheDir = testCacheDir();
+  auto M = CompiledModel::compileGraph(*G, CO);
+  ASSERT_TRUE(bool(M)) << llvm::toString(M.takeError());
+  auto Ctx = (*M)->createContext();
+  ASSERT_TRUE(bool(Ctx)) << llvm::toString(Ctx.takeError());
+  cudaStream_t S;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&S, cudaStreamNonBlocking), cudaSuccess);
+  for (size_t I = 0; I < In.size(); ++I)
+    ASSERT_FALSE(bool(
+        (*Ctx)->copyInputFromHost(I, In[I].rawData(), In[I].byteSize(), S)));
+  for (int R = 0; R < 3; ++R) // warm up: eager run, capture, first replay
+    ASSERT_FALSE(bool((*Ctx)->run(S)));
+  ASSERT_EQ(cudaStreamSynchronize(S), cudaSuccess);
+  size_t FreeBefore = 0, FreeAfter = 0, Total = 0;
+  ASSERT_EQ(cudaMemGetInfo(&FreeBefore, &Total), cudaSuccess);
+  uint64_t LaunchesBefore = (*Ctx)->graphLaunches();
+  for (int R = 0; R < 200; ++R)
+    ASSERT_FALSE(bool((*Ctx)->run(S)));
+  ASSERT_EQ(cudaStreamSynchronize(S), cudaSuccess);
+  ASSERT_EQ(cudaMemGetInfo(&FreeAfter, &Total), cudaSuccess);
+  EXPECT_EQ(FreeBefore, FreeAfter);
+  EXPECT_EQ((*Ctx)->cudaGraphFailure(), "");
+  EXPECT_EQ((*Ctx)->graphLaunches() - LaunchesBefore, 200u);
+  cudaStreamDestroy(S);
+}
+
+TEST(GpuRuntimeTest, PlanForAnotherArchIsRecompiledAtLoad) {
+  SKIP_WITHOUT_GPU();
+  auto Arch = currentDeviceArch();
+  ASSERT_TRUE(bool(Arch));
+  std::string Other = *Arch == "sm_80" ? "sm_86" : "sm_80";
+  auto G = parseOrFail(mixedGraphText());
+  ASSERT_TRUE(G);
+  std::vector<Tensor> In = randomInputs(*G, 9);
+  auto Ref = runReference(*G, In);
+  ASSERT_TRUE(bool(Ref));
+  CompileOptions CO;
+  CO.Arch = Other;
+  CO.CacheDir = testCacheDir();
+  auto M = CompiledModel::compileGraph(*G, CO);
+  ASSERT_TRUE(bool(M)) << llvm::toString(M.takeError());
+  llvm::SmallString<128> Path;
+  llvm::sys::path::system_temp_directory(true, Path);
+  llvm::sys::path::append(Path, "solder-gpu-test-other-arch.plan");
+  ASSERT_FALSE(bool((*M)->savePlan(Path)));
+  auto Loaded = CompiledModel::loadPlan(Path);
+  ASSERT_TRUE(bool(Loaded)) << llvm::toString(Loaded.takeError());
+  EXPECT_EQ((*Loaded)->plan().Arch, Other);
+  auto Ctx = (*Loaded)->createContext();
+  ASSERT_TRUE(bool(Ctx)) << llvm::toString(Ctx.takeError());
+  EXPECT_EQ((*Loaded)->plan().Arch, *Arch);
+  auto Out = (*Ctx)->runHost(In);
+  ASSERT_TRUE(bool(Out)) << llvm::toString(Out.takeError());
+  for (size_t I = 0; I < Out->size(); ++I)
+    EXPECT_LE(relativeError((*Out)[I], (*Ref)[I]), 1e-4);
+  llvm::sys::fs::remove(Path);
+}
+
+TEST(GpuRuntimeTest, BoundDevicePointersAreUsed) {
+  SKIP_WITHOUT_GPU();
+  auto G = parseOrFail(mixedGraphText());
+  ASSERT_TRUE(G);
+  std::vector<Tensor> In = randomInputs(*G, 11);
+  auto Ref = runReference(*G, In);
+  ASSERT_TRUE(bool(Ref));
+  CompileOptions CO;
+  CO.CacheDir = testCacheDir();
+  auto M = CompiledModel::compileGraph(*G, CO);
+  ASSERT_TRUE(bool(M)) << llvm::toString(M.takeError());
+  auto Ctx = (*M)->createContext();
+  ASSERT_TRUE(bool(Ctx)) << llvm::toString(Ctx.takeError());
+  std::vector<void *> DIn, DOut;
+  for (const Tensor &T : In) {
+    void *P;
+    ASSERT_EQ(cudaMalloc(&P, T.byteSize()), cudaSuccess);
+    cudaMemcpy(P, T.rawData(), T.byteSize(), cudaMemcpyHostToDevice);
+    ASSERT_FALSE(bool((*Ctx)->bindInput(DIn.size(), P)));
+    DIn.push_back(P);
+  }
+  for (const TensorInfo &T : (*M)->outputs()) {
+    void *P;
+    ASSERT_EQ(cudaMalloc(&P, T.bytes()), cudaSuccess);
+    ASSERT_FALSE(bool((*Ctx)->bindOutput(DOut.size(), P)));
+    DOut.push_back(P);
+  }
+  cudaStream_t S;
+  cudaStreamCreateWithFlags(&S, cudaStreamNonBlocking);
+  for (int R = 0; R < 3; ++R)
+    ASSERT_FALSE(bool((*Ctx)->run(S)));
+  cudaStreamSynchronize(S);
+  for (size_t I = 0; I < DOut.size(); ++I) {
+    const TensorInfo &T = (*M)->outputs()[I];
+    Tensor Out(T.Elem, T.Dims);
+    cudaMemcpy(Out.mutableRawData(), DOut[I], T.bytes(),
+               cudaMemcpyDeviceToHost);
+    EXPECT_LE(relativeError(Out, (*Ref)[I]), 1e-4) << "output " << I;
+  }
+  for (void *P : DIn)
+    cudaFree(P);
+  for (void *P : DOut)
+    cudaFree(P);
+  cudaStreamDestroy(S);
+}
+
+#else
+#include "gtest/gtest.h"
+TEST(GpuRuntimeTest, NeedsCuda) {
+  GTEST_SKIP() << "built without the CUDA toolkit: no GPU runtime";
+}
+#endif

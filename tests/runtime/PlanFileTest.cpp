@@ -1,0 +1,134 @@
+//===- PlanFileTest.cpp - Plan files: round trip and refusals -------------===//
+//
+// CPU-only: plans compiled for sm_90 with NVRTC are written, read back
+// identical, and refused when a byte is flipped, the version differs, or
+// the file is truncated.
+//
+//===----------------------------------------------------------------------===//
+#if SOLDER_HAVE_CUDA
+#include "runtime/cuda/PlanFile.h"
+#include "RuntimeTestUtils.h"
+#include "solder/Solder.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include <fstream>
+
+using namespace solder;
+using namespace solder::test;
+
+namespace {
+
+Plan compiledMixedPlan() {
+  auto G = parseOrFail(mixedGraphText());
+  EXPECT_TRUE(G);
+  PlanOptions Opts;
+  Opts.Arch = "sm_90";
+  Opts.CacheDir = testCacheDir();
+  llvm::Expected<Plan> P = buildPlan(*G, Opts);
+  EXPECT_TRUE(bool(P)) << llvm::toString(P.takeError());
+  if (llvm::Error E = compilePlanKernels(*P, Opts))
+    ADD_FAILURE() << llvm::toString(std::move(E));
+  return std::move(*P);
+}
+
+std::string tempPath(llvm::StringRef Name) {
+  llvm::SmallString<128> P;
+  llvm::sys::path::system_temp_directory(true, P);
+  llvm::sys::path::append(P, "solder-planfile-test-" + Name);
+  return std::string(P);
+}
+
+} // namespace
+
+TEST(PlanFileTest, RoundTripIsExact) {
+  Plan P = compiledMixedPlan();
+  ASSERT_FALSE(P.Kernels.empty());
+  for (const PlanKernel &K : P.Kernels)
+    EXPECT_FALSE(K.Cubin.empty()) << K.Name;
+  std::string Bytes = serializePlan(P);
+  llvm::Expected<Plan> Back = deserializePlan(Bytes);
+  ASSERT_TRUE(bool(Back)) << llvm::toString(Back.takeError());
+  EXPECT_EQ(serializePlan(*Back), Bytes);
+  EXPECT_EQ(Back->Arch, "sm_90");
+  EXPECT_EQ(Back->Weights, P.Weights);
+  EXPECT_EQ(Back->Steps.size(), P.Steps.size());
+  EXPECT_EQ(Back->ArenaBytes, P.ArenaBytes);
+  EXPECT_EQ(Back->Inputs.size(), 2u);
+  EXPECT_EQ(Back->Inputs[1].Dims, (std::vector<int64_t>{1, 2, 5, 5}));
+}
+
+TEST(PlanFileTest, WriteIsAtomicAndReadsBack) {
+  Plan P = compiledMixedPlan();
+  std::string Path = tempPath("atomic.plan");
+  ASSERT_FALSE(bool(writePlanFile(Path, P)));
+  EXPECT_TRUE(looksLikePlanFile(Path));
+  llvm::Expected<Plan> Back = readPlanFile(Path);
+  ASSERT_TRUE(bool(Back)) << llvm::toString(Back.takeError());
+  EXPECT_EQ(serializePlan(*Back), serializePlan(P));
+  // No temporary file is left beside it.
+  std::error_code EC;
+  llvm::SmallString<128> Dir(llvm::sys::path::parent_path(Path));
+  for (llvm::sys::fs::directory_iterator It(Dir, EC), End; It != End && !EC;
+       It.increment(EC))
+    EXPECT_FALSE(llvm::StringRef(It->path()).contains("atomic.plan.tmp-"))
+        << It->path();
+  llvm::sys::fs::remove(Path);
+}
+
+TEST(PlanFileTest, FlippedByteIsRefused) {
+  std::string Bytes = serializePlan(compiledMixedPlan());
+  // Flip bytes at a few places of the payload: each must be caught.
+  for (size_t Pos : {size_t(40), Bytes.size() / 2, Bytes.size() - 1}) {
+    std::string Bad = Bytes;
+    Bad[Pos] ^= 0x10;
+    llvm::Expected<Plan> P = deserializePlan(Bad);
+    ASSERT_FALSE(bool(P)) << "flip at " << Pos;
+    EXPECT_NE(llvm::toString(P.takeError()).find("checksum mismatch"),
+              std::string::npos);
+  }
+}
+
+TEST(PlanFileTest, OtherVersionIsRefused) {
+  std::string Bytes = serializePlan(compiledMixedPlan());
+  Bytes[8] = char(PlanFormatVersion + 1);
+  llvm::Expected<Plan> P = deserializePlan(Bytes);
+  ASSERT_FALSE(bool(P));
+  std::string Msg = llvm::toString(P.takeError());
+  EXPECT_NE(Msg.find("format version"), std::string::npos) << Msg;
+}
+
+TEST(PlanFileTest, TruncatedAndForeignFilesAreRefused) {
+  std::string Bytes = serializePlan(compiledMixedPlan());
+  llvm::Expected<Plan> Short =
+      deserializePlan(Bytes.substr(0, Bytes.size() - 7));
+  ASSERT_FALSE(bool(Short));
+  EXPECT_NE(llvm::toString(Short.takeError()).find("truncated"),
+            std::string::npos);
+  llvm::Expected<Plan> Onnx = deserializePlan("\x08\x07\x12\x07pytorch");
+  ASSERT_FALSE(bool(Onnx));
+  EXPECT_NE(llvm::toString(Onnx.takeError()).find("bad magic"),
+            std::string::npos);
+}
+
+TEST(PlanFileTest, ApiSaveAndLoad) {
+  auto M = CompiledModel::fromPlan(compiledMixedPlan());
+  ASSERT_TRUE(bool(M)) << llvm::toString(M.takeError());
+  std::string Path = tempPath("api.plan");
+  ASSERT_FALSE(bool((*M)->savePlan(Path)));
+  auto Back = CompiledModel::loadPlan(Path);
+  ASSERT_TRUE(bool(Back)) << llvm::toString(Back.takeError());
+  ASSERT_EQ((*Back)->inputs().size(), 2u);
+  EXPECT_EQ((*Back)->inputs()[0].Name, "x");
+  EXPECT_EQ((*Back)->outputs()[1].Dims, (std::vector<int64_t>{1, 75}));
+  EXPECT_EQ((*Back)->inputIndex("img"), 1);
+  EXPECT_EQ((*Back)->stats().Steps, (*M)->stats().Steps);
+  llvm::sys::fs::remove(Path);
+}
+
+#else
+#include "gtest/gtest.h"
+TEST(PlanFileTest, NeedsCuda) {
+  GTEST_SKIP() << "built without the CUDA toolkit: no GPU runtime";
+}
+#endif

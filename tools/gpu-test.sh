@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# Runs solder's GPU checks on the GPU machine, from a carried build:
+#   1. checks for a GPU (nvidia-smi);
+#   2. the GPU test binaries (tests/solder_runtime_tests: models vs the
+#      reference executor, 4 threads x 50 runs, CUDA graph vs eager steps,
+#      no allocation in steady state, plan recompilation), and the codegen
+#      tests;
+#   3. `solder test-onnx --backend cuda` on every suite of the ONNX tests;
+#   4. `solder run --backend cuda` of each shared model against
+#      `--backend reference` on the same inputs;
+#   5. the benchmark (bench/run_bench.py), unless SOLDER_SKIP_BENCH=1.
+# Prints a summary; exits 1 when any step failed.
+#
+# Usage: tools/gpu-test.sh [BUILD_DIR]
+# Environment:
+#   SOLDER_SHARED   the shared folder (models/, onnx-tests/) or a .tar.xz of
+#                   it (default: BUILD/shared-data.tar.xz, else ../shared)
+#   SOLDER_OUT      where logs go (default: $OUT if set, else /tmp/solder-gpu)
+#   SOLDER_SUITES   suites to run (default: all under onnx-tests/)
+#   SOLDER_JOBS     test-onnx parallelism (default 8)
+#   SOLDER_SUITE_TIMEOUT  seconds per suite (default 900)
+#   SOLDER_SKIP_BENCH=1, SOLDER_BENCH_ARGS (passed to run_bench.py)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+BUILD=${1:-build}
+LOGS=${SOLDER_OUT:-${OUT:-/tmp/solder-gpu}}
+mkdir -p "$LOGS"
+SOLDER="$BUILD/tools/solder"
+FAILED=()
+step() { echo; echo "=== $* ==="; }
+
+if [ ! -x "$SOLDER" ]; then
+  echo "error: no $SOLDER: build, run tools/bundle-for-device.sh and carry" \
+       "the build folder" >&2
+  exit 2
+fi
+
+step "GPU"
+if ! command -v nvidia-smi >/dev/null || ! nvidia-smi -L; then
+  echo "error: no GPU here (nvidia-smi missing or failing)" >&2
+  exit 2
+fi
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+
+if [ -f "$BUILD/bundle-libs.tar.xz" ] && [ ! -d "$BUILD/bundle-libs" ]; then
+  tar xJf "$BUILD/bundle-libs.tar.xz" -C "$BUILD"
+fi
+export LD_LIBRARY_PATH="$PWD/$BUILD/bundle-libs:/usr/local/cuda-13.0/targets/x86_64-linux/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export SOLDER_CACHE_DIR=${SOLDER_CACHE_DIR:-/tmp/solder-cache}
+
+SHARED=${SOLDER_SHARED:-}
+if [ -z "$SHARED" ]; then
+  if [ -f "$BUILD/shared-data.tar.xz" ]; then SHARED="$BUILD/shared-data.tar.xz"
+  else SHARED=../shared; fi
+fi
+if [ -f "$SHARED" ]; then
+  mkdir -p /tmp/solder-shared && tar xJf "$SHARED" -C /tmp/solder-shared
+  SHARED=/tmp/solder-shared
+fi
+export SOLDER_SHARED_DIR="$SHARED"
+echo "shared data: $SHARED"
+
+step "GPU test binaries"
+for t in "$BUILD"/tests/solder_runtime_tests "$BUILD"/tests/solder_codegen_tests; do
+  [ -x "$t" ] || continue
+  name=$(basename "$t")
+  if timeout 600 "$t" --gtest_color=no > "$LOGS/$name.log" 2>&1; then
+    echo "PASS $name"
+  else
+    echo "FAIL $name"; FAILED+=("$name")
+  fi
+  grep -E "^\[  (FAILED|SKIPPED) |^\[ model|PASSED|tests ran" "$LOGS/$name.log" | head -40
+done
+
+step "ONNX test suites on the GPU"
+if [ -d "$SHARED/onnx-tests" ]; then
+  for dir in ${SOLDER_SUITES:-$(ls -d "$SHARED"/onnx-tests/*/)}; do
+    [ -d "$dir" ] || dir="$SHARED/onnx-tests/$dir"
+    suite=$(basename "$dir")
+    timeout "${SOLDER_SUITE_TIMEOUT:-900}" "$SOLDER" test-onnx --backend cuda --jobs "${SOLDER_JOBS:-8}" \
+      "$dir" > "$LOGS/test-onnx-$suite.log" 2>&1
+    rc=$?
+    echo "suite $suite: rc $rc: $(tail -1 "$LOGS/test-onnx-$suite.log")"
+    [ $rc -eq 0 ] || FAILED+=("test-onnx $suite")
+  done
+else
+  echo "no onnx-tests under $SHARED: skipped"
+fi
+
+step "Shared models: cuda vs reference"
+declare -A SHAPES=(
+  [mobilenetv2_050_opset17]="--shape N=2"
+  [bert_mini_opset14]="--shape B=2 --shape S=32"
+)
+for model in "$SHARED"/models/*.onnx; do
+  [ -f "$model" ] || continue
+  name=$(basename "$model" .onnx)
+  args=${SHAPES[$name]:-}
+  rm -rf "/tmp/solder-m/$name"; mkdir -p "/tmp/solder-m/$name"
+  if ! "$SOLDER" run "$model" $args --random-inputs --backend reference \
+       --save-inputs "/tmp/solder-m/$name/in" \
+       --output-dir "/tmp/solder-m/$name/ref" > "$LOGS/model-$name.log" 2>&1; then
+    echo "SKIP $name (reference: $(tail -1 "$LOGS/model-$name.log"))"; continue
+  fi
+  inputs=()
+  for f in "/tmp/solder-m/$name/in"/*.npy; do
+    inputs+=(--input "$(basename "$f" .npy)=$f")
+  done
+  if "$SOLDER" run "$model" $args "${inputs[@]}" --backend cuda \
+       --output-dir "/tmp/solder-m/$name/gpu" >> "$LOGS/model-$name.log" 2>&1 &&
+     python3 - "/tmp/solder-m/$name" <<'PY'
+import glob, os, sys
+import numpy as np
+d = sys.argv[1]
+worst = 0.0
+for ref in sorted(glob.glob(os.path.join(d, "ref", "*.npy"))):
+    r = np.load(ref).astype(np.float64)
+    g = np.load(os.path.join(d, "gpu", os.path.basename(ref))).astype(np.float64)
+    err = np.abs(g - r).max() / max(np.abs(r).max(), 1e-30)
+    worst = max(worst, err)
+print(f"max rel err {worst:.3g}")
+sys.exit(0 if worst <= 1e-4 else 1)
+PY
+  then echo "PASS $name"
+  else echo "FAIL $name"; FAILED+=("model $name"); tail -3 "$LOGS/model-$name.log"
+  fi
+done
+
+if [ "${SOLDER_SKIP_BENCH:-0}" != 1 ]; then
+  step "Benchmark"
+  if PYTHONUNBUFFERED=1 python3 bench/run_bench.py --solder "$SOLDER" \
+       --out "$LOGS" ${SOLDER_BENCH_ARGS:-} 2>&1 | tee "$LOGS/bench.log"; then
+    echo "bench done"
+  else
+    FAILED+=("bench")
+  fi
+fi
+
+step "Summary"
+if [ ${#FAILED[@]} -eq 0 ]; then echo "all GPU checks passed"; exit 0; fi
+printf 'FAILED: %s\n' "${FAILED[@]}"
+exit 1
