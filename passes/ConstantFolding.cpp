@@ -1,4 +1,5 @@
-//===- ConstantFolding.cpp - Evaluates nodes on constant operands ----------===//
+//===- ConstantFolding.cpp - Evaluates nodes on constant operands
+//----------===//
 #include "passes/ConstantFolding.h"
 #include "ir/OpRegistry.h"
 #include "runtime/reference/Kernels.h"

@@ -1,4 +1,5 @@
-//===- DeadCodeElimination.cpp - Removes unused nodes and constants --------===//
+//===- DeadCodeElimination.cpp - Removes unused nodes and constants
+//--------===//
 #include "passes/DeadCodeElimination.h"
 #include <vector>
 

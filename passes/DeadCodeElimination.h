@@ -1,4 +1,5 @@
-//===- DeadCodeElimination.h - Removes unused nodes and constants -*- C++ -*-===//
+//===- DeadCodeElimination.h - Removes unused nodes and constants -*- C++
+//-*-===//
 //
 // Matches: nodes none of whose results is used or is a graph output, and
 // constants nobody reads.

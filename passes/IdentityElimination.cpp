@@ -1,4 +1,5 @@
-//===- IdentityElimination.cpp - Removes Identity and Dropout --------------===//
+//===- IdentityElimination.cpp - Removes Identity and Dropout
+//--------------===//
 #include "passes/IdentityElimination.h"
 #include <cstring>
 #include <vector>

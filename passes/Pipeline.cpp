@@ -1,4 +1,5 @@
-//===- Pipeline.cpp - The ordered pass pipeline ----------------------------===//
+//===- Pipeline.cpp - The ordered pass pipeline
+//----------------------------===//
 //
 // The one place that decides which passes run and in what order:
 //
@@ -7,8 +8,10 @@
 //   shape-folding   \      alternate until neither changes: folding a Shape
 //   constant-folding /     makes its consumers constant, and a folded Reshape
 //                          target makes a later Shape static.
-//   dead-code-elimination  last: folding leaves whole shape sub-graphs and
+//   dead-code-elimination  folding leaves whole shape sub-graphs and
 //                          their weights unused.
+//   conv-pad-legalization  GPU only, after folding so shapes are static:
+//                          cuDNN takes one symmetric pad per dim.
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Pipeline.h"
@@ -16,6 +19,7 @@
 #include "ir/Printer.h"
 #include "ir/Verifier.h"
 #include "passes/ConstantFolding.h"
+#include "passes/ConvPadLegalization.h"
 #include "passes/DeadCodeElimination.h"
 #include "passes/IdentityElimination.h"
 #include "passes/ShapeFolding.h"
@@ -43,6 +47,10 @@ std::vector<Stage> buildStages(const PipelineOptions &Opts) {
   S[1].Passes.push_back(
       std::make_unique<ConstantFolding>(Opts.MaxFoldedConstantBytes));
   S[2].Passes.push_back(std::make_unique<DeadCodeElimination>());
+  if (Opts.TargetGpu) {
+    S.emplace_back();
+    S.back().Passes.push_back(std::make_unique<ConvPadLegalization>());
+  }
   return S;
 }
 
@@ -55,8 +63,8 @@ llvm::Error dumpGraph(const Graph &G, const PipelineOptions &Opts,
                       unsigned &Counter, llvm::StringRef Label) {
   if (Opts.DumpAfterAllDir.empty())
     return llvm::Error::success();
-  std::string Path = llvm::formatv("{0}/{1:2}-{2}.ir", Opts.DumpAfterAllDir,
-                                   Counter++, Label);
+  std::string Path =
+      llvm::formatv("{0}/{1:2}-{2}.ir", Opts.DumpAfterAllDir, Counter++, Label);
   std::error_code EC;
   llvm::raw_fd_ostream OS(Path, EC);
   if (EC)
@@ -78,7 +86,9 @@ std::vector<std::unique_ptr<Pass>> buildPipeline(const PipelineOptions &Opts) {
 
 std::vector<std::string> pipelinePassNames() {
   std::vector<std::string> Names;
-  for (auto &P : buildPipeline(PipelineOptions()))
+  PipelineOptions All;
+  All.TargetGpu = true;
+  for (auto &P : buildPipeline(All))
     Names.push_back(P->name().str());
   return Names;
 }
@@ -106,9 +116,9 @@ llvm::Error runPipeline(Graph &G, const PipelineOptions &Opts) {
         Log.clear();
         llvm::Expected<bool> C = P->run(G, Log);
         if (!C)
-          return llvm::createStringError(
-              llvm::inconvertibleErrorCode(),
-              P->name() + ": " + llvm::toString(C.takeError()));
+          return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                         P->name() + ": " +
+                                             llvm::toString(C.takeError()));
         Changed |= *C;
         if (Opts.DebugStream)
           for (const std::string &Line : Log.entries())

@@ -28,6 +28,9 @@ struct PipelineOptions {
 #endif
   /// Where pass decisions are printed; null = quiet.
   llvm::raw_ostream *DebugStream = nullptr;
+  /// Compiling for the GPU: adds the passes that shape the graph for the
+  /// library calls (conv-pad-legalization).
+  bool TargetGpu = false;
   /// Constant folding does not materialize results larger than this
   /// (bytes), so a folded broadcast cannot blow up the weights.
   size_t MaxFoldedConstantBytes = size_t(64) << 20;

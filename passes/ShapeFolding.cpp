@@ -1,4 +1,5 @@
-//===- ShapeFolding.cpp - Folds Shape of static tensors --------------------===//
+//===- ShapeFolding.cpp - Folds Shape of static tensors
+//--------------------===//
 #include "passes/ShapeFolding.h"
 #include "ir/OpRegistry.h"
 #include <algorithm>

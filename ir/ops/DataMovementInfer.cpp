@@ -1,4 +1,5 @@
-//===- DataMovementInfer.cpp - Shapes of data-movement ops -----------------===//
+//===- DataMovementInfer.cpp - Shapes of data-movement ops
+//-----------------===//
 //
 // Shape operands (Reshape's shape, Slice's starts...) are read when they are
 // constants; otherwise the affected dims become unknown ("?"), to be resolved
@@ -46,13 +47,12 @@ llvm::Error reshape(InferContext &C) {
       Out.push_back(Dim::unknown());
     } else if (D == 0 && !AllowZero) {
       if (I >= X.rank())
-        return C.error("shape " + shapeToString(*Target) +
-                       " copies dim " + llvm::Twine(I) + " of a rank-" +
-                       llvm::Twine(X.rank()) + " input");
+        return C.error("shape " + shapeToString(*Target) + " copies dim " +
+                       llvm::Twine(I) + " of a rank-" + llvm::Twine(X.rank()) +
+                       " input");
       Out.push_back(X.Dims[I]);
     } else if (D < 0) {
-      return C.error("shape " + shapeToString(*Target) +
-                     " has a negative dim");
+      return C.error("shape " + shapeToString(*Target) + " has a negative dim");
     } else {
       Out.push_back(Dim(D));
     }
@@ -118,8 +118,8 @@ llvm::Error flatten(InferContext &C) {
     }
     return Dim(P);
   };
-  C.setResultType(0, TensorType(X.Elem, {Product(0, Axis),
-                                         Product(Axis, X.rank())}));
+  C.setResultType(
+      0, TensorType(X.Elem, {Product(0, Axis), Product(Axis, X.rank())}));
   return llvm::Error::success();
 }
 
@@ -513,7 +513,8 @@ llvm::Error shape(InferContext &C) {
     E += R;
   S = std::clamp<int64_t>(S, 0, R);
   E = std::clamp<int64_t>(E, 0, R);
-  C.setResultType(0, TensorType(DType::I64, {Dim(std::max<int64_t>(0, E - S))}));
+  C.setResultType(0,
+                  TensorType(DType::I64, {Dim(std::max<int64_t>(0, E - S))}));
   return llvm::Error::success();
 }
 

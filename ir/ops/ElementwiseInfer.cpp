@@ -1,4 +1,5 @@
-//===- ElementwiseInfer.cpp - Shapes of elementwise and broadcast ops ------===//
+//===- ElementwiseInfer.cpp - Shapes of elementwise and broadcast ops
+//------===//
 #include "ir/ops/InferFunctions.h"
 #include "ir/ops/InferUtils.h"
 
@@ -46,9 +47,9 @@ static llvm::Error broadcastAll(InferContext &C, unsigned First,
       continue;
     const TensorType &T = C.operandType(I);
     if (T.Elem != Elem)
-      return C.error("operand " + llvm::Twine(I) + " is " +
-                     dtypeName(T.Elem) + " but operand " +
-                     llvm::Twine(TypeFrom) + " is " + dtypeName(Elem));
+      return C.error("operand " + llvm::Twine(I) + " is " + dtypeName(T.Elem) +
+                     " but operand " + llvm::Twine(TypeFrom) + " is " +
+                     dtypeName(Elem));
     if (!Started) {
       Out = T.Dims;
       Started = true;
@@ -117,9 +118,17 @@ llvm::Error clipLike(InferContext &C) {
       return C.error("operand " + llvm::Twine(I) + " is " +
                      dtypeName(C.operandType(I).Elem) + ", expected " +
                      dtypeName(X.Elem));
+  if (C.node().kind() == OpKind::PRelu) {
+    // The slope broadcasts into X (unidirectionally).
+    Shape Out;
+    std::string Err;
+    if (!broadcastShapes(X.Dims, C.operandType(1).Dims, Out, Err) ||
+        Out != X.Dims)
+      return C.error("slope " + typeToString(C.operandType(1)) +
+                     " does not broadcast to " + typeToString(X));
+  }
   if (C.node().kind() == OpKind::BatchNormalization && X.rank() < 2)
-    return C.error("input must have rank >= 2, got " +
-                   typeToString(X));
+    return C.error("input must have rank >= 2, got " + typeToString(X));
   C.setResultType(0, X);
   return llvm::Error::success();
 }

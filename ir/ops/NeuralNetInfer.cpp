@@ -1,4 +1,5 @@
-//===- NeuralNetInfer.cpp - Shapes of contractions, pools, reductions ------===//
+//===- NeuralNetInfer.cpp - Shapes of contractions, pools, reductions
+//------===//
 #include "ir/ops/InferFunctions.h"
 #include "ir/ops/InferUtils.h"
 #include <algorithm>
@@ -64,8 +65,7 @@ llvm::Error layerNorm(InferContext &C) {
   for (unsigned I = *Axis; I < X.rank(); ++I)
     Stat[I] = Dim(1);
   // stash_type 1 (the default) keeps the statistics in f32.
-  DType StatType =
-      C.attrs().getInt("stash_type", 1) == 1 ? DType::F32 : X.Elem;
+  DType StatType = C.attrs().getInt("stash_type", 1) == 1 ? DType::F32 : X.Elem;
   C.setResultType(1, TensorType(StatType, Stat));
   C.setResultType(2, TensorType(StatType, Stat));
   return llvm::Error::success();
@@ -74,8 +74,7 @@ llvm::Error layerNorm(InferContext &C) {
 llvm::Error globalPool(InferContext &C) {
   const TensorType &X = C.operandType(0);
   if (X.rank() < 3)
-    return C.error("input must be N x C x spatial..., got " +
-                   typeToString(X));
+    return C.error("input must be N x C x spatial..., got " + typeToString(X));
   Shape Out(X.Dims.begin(), X.Dims.begin() + 2);
   Out.append(X.rank() - 2, Dim(1));
   C.setResultType(0, TensorType(X.Elem, Out));
@@ -95,8 +94,8 @@ llvm::Error readWindow(InferContext &C, unsigned Spatial,
   if (K.empty())
     K.assign(KernelFromWeights.begin(), KernelFromWeights.end());
   if (K.size() != Spatial)
-    return C.error("kernel_shape has " + llvm::Twine(K.size()) +
-                   " dims for " + llvm::Twine(Spatial) + " spatial dims");
+    return C.error("kernel_shape has " + llvm::Twine(K.size()) + " dims for " +
+                   llvm::Twine(Spatial) + " spatial dims");
   W.Kernel.assign(K.begin(), K.end());
   auto Get = [&](const char *Name, size_t N, int64_t Def,
                  llvm::SmallVectorImpl<int64_t> &Out) -> llvm::Error {
@@ -136,9 +135,8 @@ llvm::Expected<Dim> windowOut(InferContext &C, const Window &W, unsigned I,
   if (W.AutoPad == "SAME_UPPER" || W.AutoPad == "SAME_LOWER") {
     Out = (N + S - 1) / S;
   } else {
-    int64_t Pads = W.AutoPad == "VALID"
-                       ? 0
-                       : W.Pads[I] + W.Pads[I + W.Kernel.size()];
+    int64_t Pads =
+        W.AutoPad == "VALID" ? 0 : W.Pads[I] + W.Pads[I + W.Kernel.size()];
     int64_t Span = N + Pads - K;
     if (Span < 0)
       return C.error("window of size " + llvm::Twine(K) +
@@ -299,8 +297,7 @@ llvm::Error gemm(InferContext &C) {
 llvm::Error pool(InferContext &C) {
   const TensorType &X = C.operandType(0);
   if (X.rank() < 3)
-    return C.error("input must be N x C x spatial..., got " +
-                   typeToString(X));
+    return C.error("input must be N x C x spatial..., got " + typeToString(X));
   unsigned Spatial = X.rank() - 2;
   Window W;
   if (auto E = readWindow(C, Spatial, {}, W))

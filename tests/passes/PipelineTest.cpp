@@ -77,8 +77,8 @@ TEST(Pipeline, DumpsNumberedFilesAfterEachPass) {
 }
 
 TEST(Pipeline, PassNamesAreInPipelineOrder) {
-  std::vector<std::string> Expected = {"identity-elimination", "shape-folding",
-                                       "constant-folding",
-                                       "dead-code-elimination"};
+  std::vector<std::string> Expected = {
+      "identity-elimination", "shape-folding", "constant-folding",
+      "dead-code-elimination", "conv-pad-legalization"};
   EXPECT_EQ(pipelinePassNames(), Expected);
 }

@@ -1,0 +1,232 @@
+//===- ConvPadLegalization.cpp - Explicit, symmetric conv pads
+//-------------===//
+#include "passes/ConvPadLegalization.h"
+#include "ir/OpRegistry.h"
+#include <algorithm>
+#include <vector>
+
+namespace solder {
+
+namespace {
+struct Pads {
+  std::vector<int64_t> Begin, End;
+  bool symmetric() const {
+    for (size_t I = 0; I < Begin.size(); ++I)
+      if (Begin[I] != End[I] || Begin[I] < 0)
+        return false;
+    return true;
+  }
+};
+
+std::vector<int64_t> attrOr(const Node &N, const char *Name, size_t Count,
+                            int64_t Default) {
+  std::vector<int64_t> V = N.attrs().getInts(Name);
+  return V.size() == Count ? V : std::vector<int64_t>(Count, Default);
+}
+
+/// Effective pads of a Conv (ONNX rules for auto_pad).
+Pads convPads(const Node &N, llvm::ArrayRef<int64_t> In,
+              llvm::ArrayRef<int64_t> Kernel) {
+  size_t R = In.size();
+  std::vector<int64_t> S = attrOr(N, "strides", R, 1),
+                       D = attrOr(N, "dilations", R, 1),
+                       P = attrOr(N, "pads", 2 * R, 0);
+  std::string Auto = N.attrs().getString("auto_pad", "NOTSET");
+  Pads Out;
+  for (size_t I = 0; I < R; ++I) {
+    int64_t B = P[I], E = P[I + R];
+    if (Auto == "VALID") {
+      B = E = 0;
+    } else if (Auto == "SAME_UPPER" || Auto == "SAME_LOWER") {
+      int64_t OutSize = (In[I] + S[I] - 1) / S[I];
+      int64_t KEff = (Kernel[I] - 1) * D[I] + 1;
+      int64_t Total = std::max<int64_t>(0, (OutSize - 1) * S[I] + KEff - In[I]);
+      B = Auto == "SAME_UPPER" ? Total / 2 : Total - Total / 2;
+      E = Total - B;
+    }
+    Out.Begin.push_back(B);
+    Out.End.push_back(E);
+  }
+  return Out;
+}
+
+/// Effective pads of a ConvTranspose relative to its unpadded result of
+/// size S*(In-1) + KEff (output_padding rows hold zeros there).
+Pads convTransposePads(const Node &N, llvm::ArrayRef<int64_t> In,
+                       llvm::ArrayRef<int64_t> Kernel,
+                       llvm::ArrayRef<int64_t> OutDims) {
+  size_t R = In.size();
+  std::vector<int64_t> S = attrOr(N, "strides", R, 1),
+                       D = attrOr(N, "dilations", R, 1),
+                       P = attrOr(N, "pads", 2 * R, 0),
+                       OP = attrOr(N, "output_padding", R, 0);
+  std::string Auto = N.attrs().getString("auto_pad", "NOTSET");
+  bool FromShape = N.attrs().has("output_shape") || Auto == "SAME_UPPER" ||
+                   Auto == "SAME_LOWER";
+  Pads Out;
+  for (size_t I = 0; I < R; ++I) {
+    int64_t Full = S[I] * (In[I] - 1) + OP[I] + (Kernel[I] - 1) * D[I] + 1;
+    int64_t B = 0;
+    if (FromShape) {
+      // The reference executor's rule: halve rounding down.
+      int64_t Total = Full - OutDims[I];
+      int64_t Half = Total >= 0 ? Total / 2 : -((-Total + 1) / 2);
+      B = Auto == "SAME_UPPER" ? Half : Total - Half;
+    } else if (Auto == "NOTSET") {
+      B = P[I];
+    }
+    int64_t Unpadded = Full - OP[I];
+    Out.Begin.push_back(B);
+    Out.End.push_back(OutDims[I] - (Unpadded - B)); // end crop (<0) or extend
+  }
+  return Out;
+}
+
+Value *i64Constant(Graph &G, llvm::StringRef Base,
+                   llvm::ArrayRef<int64_t> Values) {
+  return G.addConstant(G.uniqueName(Base), Tensor::fromInt64s(Values));
+}
+
+/// [0, 0, B0, B1..., 0, 0, E0, E1...] for Pad over N x C x spatial.
+std::vector<int64_t> fullPads(llvm::ArrayRef<int64_t> B,
+                              llvm::ArrayRef<int64_t> E) {
+  std::vector<int64_t> P = {0, 0};
+  P.insert(P.end(), B.begin(), B.end());
+  P.push_back(0);
+  P.push_back(0);
+  P.insert(P.end(), E.begin(), E.end());
+  return P;
+}
+
+llvm::Expected<Decision> legalizeConv(Graph &G, Node &N) {
+  const TensorType &X = N.operand(0)->type(), &W = N.operand(1)->type();
+  llvm::SmallVector<int64_t, 4> XD = X.staticDims(), WD = W.staticDims();
+  llvm::ArrayRef<int64_t> In = llvm::ArrayRef<int64_t>(XD).drop_front(2);
+  llvm::ArrayRef<int64_t> K = llvm::ArrayRef<int64_t>(WD).drop_front(2);
+  Pads P = convPads(N, In, K);
+  std::vector<int64_t> Sym, ExtraB, ExtraE;
+  for (size_t I = 0; I < In.size(); ++I) {
+    int64_t M = std::min(P.Begin[I], P.End[I]);
+    Sym.push_back(M);
+    ExtraB.push_back(P.Begin[I] - M);
+    ExtraE.push_back(P.End[I] - M);
+  }
+  bool HadAuto = N.attrs().getString("auto_pad", "NOTSET") != "NOTSET";
+  if (P.symmetric() && !HadAuto)
+    return Decision::no("pads are explicit and symmetric");
+  if (!P.symmetric()) {
+    auto Pos = G.iteratorOf(&N);
+    Node *PadN = G.insertNode(
+        Pos, OpKind::Pad,
+        {N.operand(0), i64Constant(G, N.result(0)->name() + ".pads",
+                                   fullPads(ExtraB, ExtraE))},
+        {G.uniqueName(N.result(0)->name() + ".padded")}, N.name());
+    PadN->attrs().set("mode", "constant");
+    if (auto E = inferNodeTypes(*PadN))
+      return std::move(E);
+    N.setOperand(0, PadN->result(0));
+  }
+  std::vector<int64_t> Both = Sym;
+  Both.insert(Both.end(), Sym.begin(), Sym.end());
+  N.attrs().erase("auto_pad");
+  N.attrs().set("pads", Both);
+  if (auto E = inferNodeTypes(N))
+    return std::move(E);
+  return Decision::yes();
+}
+
+llvm::Expected<Decision> legalizeConvTranspose(Graph &G, Node &N) {
+  const TensorType &X = N.operand(0)->type(), &W = N.operand(1)->type();
+  Value *Y = N.result(0);
+  llvm::SmallVector<int64_t, 4> XD = X.staticDims(), WD = W.staticDims(),
+                                YD = Y->type().staticDims();
+  llvm::ArrayRef<int64_t> In = llvm::ArrayRef<int64_t>(XD).drop_front(2);
+  llvm::ArrayRef<int64_t> K = llvm::ArrayRef<int64_t>(WD).drop_front(2);
+  llvm::ArrayRef<int64_t> Out = llvm::ArrayRef<int64_t>(YD).drop_front(2);
+  Pads P = convTransposePads(N, In, K, Out);
+  bool Plain = N.attrs().getString("auto_pad", "NOTSET") == "NOTSET" &&
+               !N.attrs().has("output_shape");
+  bool NoOutPad = true;
+  for (int64_t V : N.attrs().getInts("output_padding"))
+    NoOutPad &= V == 0;
+  if (Plain && NoOutPad && P.symmetric())
+    return Decision::no("pads are explicit and symmetric");
+  // The unpadded transposed convolution, then crop/extend, then the bias.
+  std::string Base = Y->name();
+  Value *Bias = N.operand(2);
+  N.setOperand(2, nullptr);
+  for (const char *A : {"auto_pad", "output_shape", "output_padding"})
+    N.attrs().erase(A);
+  N.attrs().set("pads", std::vector<int64_t>(2 * In.size(), 0));
+  auto After = std::next(G.iteratorOf(&N));
+  std::string FullName = G.uniqueName(Base + ".unpadded");
+  G.renameValue(Y, FullName);
+  Node *PadN =
+      G.insertNode(After, OpKind::Pad,
+                   {Y, i64Constant(G, Base + ".crop",
+                                   fullPads(
+                                       [&] {
+                                         std::vector<int64_t> B;
+                                         for (int64_t V : P.Begin)
+                                           B.push_back(-V);
+                                         return B;
+                                       }(),
+                                       P.End))},
+                   {Bias ? G.uniqueName(Base + ".nobias") : Base}, N.name());
+  PadN->attrs().set("mode", "constant");
+  Value *Result = PadN->result(0);
+  Node *Last = PadN;
+  if (Bias) {
+    // Bias [C] broadcasts over N x C x spatial as [C, 1, ...].
+    llvm::SmallVector<int64_t, 4> BD = {Bias->type().staticDims()[0]};
+    BD.append(In.size(), 1);
+    Value *Shape = i64Constant(G, Base + ".bias_shape", BD);
+    Node *R =
+        G.insertNode(std::next(G.iteratorOf(PadN)), OpKind::Reshape,
+                     {Bias, Shape}, {G.uniqueName(Base + ".bias")}, N.name());
+    if (auto E = inferNodeTypes(*R))
+      return std::move(E);
+    Last = G.insertNode(std::next(G.iteratorOf(R)), OpKind::Add,
+                        {Result, R->result(0)}, {Base}, N.name());
+  }
+  // Point the old users and outputs at the new result.
+  if (auto E = inferNodeTypes(N))
+    return std::move(E);
+  if (auto E = inferNodeTypes(*PadN))
+    return std::move(E);
+  if (Last != PadN)
+    if (auto E = inferNodeTypes(*Last))
+      return std::move(E);
+  Value *Final = Last->result(0);
+  llvm::SmallVector<Use, 4> Uses(Y->uses().begin(), Y->uses().end());
+  for (const Use &U : Uses)
+    if (U.User != PadN)
+      U.User->setOperand(U.OperandIndex, Final);
+  for (unsigned I = 0; I < G.outputs().size(); ++I)
+    if (G.outputs()[I] == Y)
+      G.setOutput(I, Final);
+  return Decision::yes();
+}
+} // namespace
+
+llvm::Expected<bool> ConvPadLegalization::run(Graph &G, DecisionLog &Log) {
+  std::vector<Node *> Candidates;
+  for (auto &N : G.nodes())
+    if ((N->kind() == OpKind::Conv || N->kind() == OpKind::ConvTranspose) &&
+        N->operand(0)->type().isStatic() && N->operand(1)->type().isStatic() &&
+        N->result(0)->type().isStatic())
+      Candidates.push_back(N.get());
+  bool Changed = false;
+  for (Node *N : Candidates) {
+    llvm::Expected<Decision> D = N->kind() == OpKind::Conv
+                                     ? legalizeConv(G, *N)
+                                     : legalizeConvTranspose(G, *N);
+    if (!D)
+      return D.takeError();
+    Log.note(*N, *D);
+    Changed |= D->Applied;
+  }
+  return Changed;
+}
+
+} // namespace solder
