@@ -652,8 +652,8 @@ llvm::Error NodeConverter::convertPReluLegacy() {
     return error("per-channel slope must be a constant before opset 7");
   llvm::SmallVector<int64_t, 4> Dims(XT.rank() - 1, 1);
   Dims[0] = T->numElements();
-  Value *Reshaped = C.addConstant(Slope->name() + ".per_channel",
-                                  T->reshaped(Dims));
+  Value *Reshaped =
+      C.addConstant(Slope->name() + ".per_channel", T->reshaped(Dims));
   return emitMain({X, Reshaped}, resultNames());
 }
 
