@@ -9,9 +9,10 @@ all on the same GPU in fp32 with TF32 off (torch matmul and cuDNN alike;
 solder uses CUBLAS_COMPUTE_32F and CUDNN_FMA_MATH), median of timed runs
 with CUDA events after warm-up. Prints one table with each latency's ratio
 to torch.compile (default). Also checks solder's outputs against
-`solder run --backend reference` on the same inputs (batch 1, 1e-4 level),
-and reports ResNet-50's first vs second compile time (disk kernel cache)
-and the arena vs naive intermediate memory.
+`solder run --backend reference` on the same inputs (every batch, 1e-4 level),
+and reports ResNet-50's first vs second compile time (disk kernel cache),
+the arena vs naive intermediate memory, and the achieved FLOP rate against
+the fp32 peak.
 
 Usage (GPU machine, from the repo root):
   python3 bench/run_bench.py --solder build/tools/solder [--out DIR]
@@ -84,6 +85,17 @@ def export(name, model, batch, path):
         torch.onnx.export(model, args, path, dynamo=False, opset_version=17,
                           input_names=input_names(name),
                           output_names=["output"])
+
+
+# Multiply-adds count 2 FLOPs. ResNet-50 at 224x224: 4.09 GMACs per image.
+# BERT-base at s128: 2 * 85.0M encoder weights * 128 tokens for the dense
+# layers, plus the attention products 2 * 2 * 128^2 * 768 per layer x 12.
+FLOPS_PER_SAMPLE = {
+    "resnet50": 2 * 4.09e9,
+    "bert": 2 * 85.0e6 * 128 + 12 * 4 * 128 * 128 * 768,
+}
+# H100/H200 SXM fp32 FMA peak without tensor cores (TF32 is off).
+FP32_PEAK_TFLOPS = 67.0
 
 
 # ---------------------------------------------------------------- timing ---
@@ -204,7 +216,14 @@ def main():
                     f"{g['steps_per_run']} steps/run ({g['kernels']} kernels,"
                     f" {g['library_calls']} library calls); p90 "
                     f"{g['p90_ms']:.3f} p99 {g['p99_ms']:.3f} ms")
-                if not a.no_check and batch == 1:
+                flops = FLOPS_PER_SAMPLE[name] * batch
+                tflops = flops / (g["median_ms"] * 1e-3) / 1e12
+                notes.append(
+                    f"{tag}: {flops / 1e9:.0f} GFLOP per run -> "
+                    f"{tflops:.1f} TFLOP/s with the graph, "
+                    f"{100 * tflops / FP32_PEAK_TFLOPS:.0f}% of the "
+                    f"{FP32_PEAK_TFLOPS:.0f} TFLOP/s fp32 (non-tensor-core) peak")
+                if not a.no_check:
                     err = solder_check(solder, path,
                                        os.path.join(work, f"check_{name}"),
                                        name)

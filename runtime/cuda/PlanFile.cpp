@@ -20,11 +20,19 @@ namespace solder {
 static constexpr char Magic[8] = {'S', 'L', 'D', 'R', 'P', 'L', 'A', 'N'};
 static constexpr size_t HeaderBytes = 32;
 
-uint64_t fnv1a64(StringRef Bytes) {
-  uint64_t H = 0xcbf29ce484222325ULL;
-  for (unsigned char C : Bytes) {
-    H ^= C;
-    H *= 0x100000001b3ULL;
+uint64_t planChecksum(StringRef Bytes) {
+  uint64_t H = 0xcbf29ce484222325ULL ^ Bytes.size();
+  size_t Words = Bytes.size() / 8;
+  const char *P = Bytes.data();
+  for (size_t I = 0; I < Words; ++I) {
+    uint64_t W;
+    std::memcpy(&W, P + 8 * I, 8);
+    H = (H ^ W) * 0x9e3779b97f4a7c15ULL;
+    H ^= H >> 32;
+  }
+  for (size_t I = Words * 8; I < Bytes.size(); ++I) {
+    H = (H ^ uint8_t(P[I])) * 0x100000001b3ULL;
+    H ^= H >> 32;
   }
   return H;
 }
@@ -156,6 +164,10 @@ Error planFileError(const Twine &Msg) {
 
 std::string serializePlan(const Plan &P) {
   Writer W;
+  // The header is filled in at the end, in place, so the payload (mostly
+  // weights) is never copied a second time.
+  W.Out.reserve(HeaderBytes + P.Weights.size() + (1 << 20));
+  W.Out.assign(HeaderBytes, '\0');
   W.str(P.ModelName);
   W.pod<uint64_t>(P.Inputs.size());
   for (const PlanTensor &T : P.Inputs)
@@ -240,15 +252,16 @@ std::string serializePlan(const Plan &P) {
   W.pod<uint64_t>(P.NaiveArenaBytes);
   W.str(P.Weights);
 
-  std::string File(Magic, sizeof(Magic));
+  StringRef Payload = StringRef(W.Out).drop_front(HeaderBytes);
   Writer H;
+  H.Out.assign(Magic, sizeof(Magic));
   H.pod<uint32_t>(PlanFormatVersion);
   H.pod<uint32_t>(0);
-  H.pod<uint64_t>(W.Out.size());
-  H.pod<uint64_t>(fnv1a64(W.Out));
-  File += H.Out;
-  File += W.Out;
-  return File;
+  H.pod<uint64_t>(Payload.size());
+  H.pod<uint64_t>(planChecksum(Payload));
+  assert(H.Out.size() == HeaderBytes && "header layout");
+  std::memcpy(&W.Out[0], H.Out.data(), HeaderBytes);
+  return std::move(W.Out);
 }
 
 /// Checks the decoded plan refers only to things it has.
@@ -316,7 +329,7 @@ Expected<Plan> deserializePlan(StringRef Bytes) {
                          "(payload " +
                          Twine(Payload.size()) + " bytes, header says " +
                          Twine(Size) + ")");
-  if (fnv1a64(Payload) != Sum)
+  if (planChecksum(Payload) != Sum)
     return planFileError("plan file is corrupt (checksum mismatch)");
 
   Reader R(Payload);

@@ -9,7 +9,7 @@
 //   8       4     format version (PlanFormatVersion), little-endian
 //   12      4     reserved, 0
 //   16      8     payload size in bytes
-//   24      8     64-bit FNV-1a of the payload
+//   24      8     planChecksum of the payload
 //   32      ...   payload: the Plan's fields in a fixed order
 //
 // Files are written to a temporary name and renamed, so a reader never sees
@@ -27,10 +27,13 @@
 
 namespace solder {
 
-constexpr uint32_t PlanFormatVersion = 1;
+constexpr uint32_t PlanFormatVersion = 2;
 
-/// 64-bit FNV-1a.
-uint64_t fnv1a64(llvm::StringRef Bytes);
+/// 64-bit checksum of a plan payload: a multiply-xorshift step per 8-byte
+/// word, each step a bijection of the state, so any single changed word
+/// changes the result. Word-wise, because payloads hold gigabytes of
+/// weights and a byte-wise hash was the slowest part of a cached compile.
+uint64_t planChecksum(llvm::StringRef Bytes);
 
 std::string serializePlan(const Plan &P);
 llvm::Expected<Plan> deserializePlan(llvm::StringRef Bytes);
