@@ -21,30 +21,6 @@ namespace {
 using IV = std::vector<int64_t>;
 using DV = std::vector<double>;
 
-Tensor make(DType T, llvm::ArrayRef<int64_t> Dims, DV Values) {
-  Tensor X(T, Dims);
-  EXPECT_EQ(int64_t(Values.size()), X.numElements());
-  for (int64_t I = 0; I < X.numElements(); ++I)
-    X.setDouble(I, Values[I]);
-  return X;
-}
-
-void expectValues(const Tensor &T, const DV &Expected, double Tol = 1e-6) {
-  ASSERT_EQ(T.numElements(), int64_t(Expected.size()));
-  for (size_t I = 0; I < Expected.size(); ++I) {
-    double G = T.getDouble(I), E = Expected[I];
-    if (std::isnan(E)) {
-      EXPECT_TRUE(std::isnan(G)) << "element " << I << ": " << G;
-      continue;
-    }
-    if (std::isinf(E)) {
-      EXPECT_EQ(G, E) << "element " << I;
-      continue;
-    }
-    EXPECT_NEAR(G, E, Tol * std::max(1.0, std::abs(E))) << "element " << I;
-  }
-}
-
 Tensor unary(OpKind K, const Tensor &X) { return NodeRunner(K).runOk({&X}); }
 
 const double NaN = std::numeric_limits<double>::quiet_NaN();

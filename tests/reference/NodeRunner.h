@@ -11,6 +11,8 @@
 #include "ir/Graph.h"
 #include "runtime/reference/Kernels.h"
 #include "gtest/gtest.h"
+#include <algorithm>
+#include <cmath>
 #include <random>
 #include <string>
 #include <vector>
@@ -118,6 +120,32 @@ inline void expectNear(const Tensor &A, const Tensor &B, double Tol) {
                     << B.getDouble(I);
       return;
     }
+}
+
+/// A tensor of type T and shape Dims holding Values (converted).
+inline Tensor make(DType T, llvm::ArrayRef<int64_t> Dims,
+                   const std::vector<double> &Values) {
+  Tensor X(T, Dims);
+  EXPECT_EQ(int64_t(Values.size()), X.numElements());
+  for (int64_t I = 0; I < X.numElements(); ++I)
+    X.setDouble(I, Values[I]);
+  return X;
+}
+
+/// Each element of T near Expected (relative Tol above 1; NaN and
+/// infinities must match exactly).
+inline void expectValues(const Tensor &T, const std::vector<double> &Expected,
+                         double Tol = 1e-6) {
+  ASSERT_EQ(T.numElements(), int64_t(Expected.size()));
+  for (size_t I = 0; I < Expected.size(); ++I) {
+    double G = T.getDouble(I), E = Expected[I];
+    if (std::isnan(E))
+      EXPECT_TRUE(std::isnan(G)) << "element " << I << ": " << G;
+    else if (std::isinf(E))
+      EXPECT_EQ(G, E) << "element " << I;
+    else
+      EXPECT_NEAR(G, E, Tol * std::max(1.0, std::abs(E))) << "element " << I;
+  }
 }
 
 } // namespace testing
