@@ -54,6 +54,11 @@ int main(int argc, char **argv) {
     return ExitBadInput;
   }
 
+  // LLVM's own --color option means nothing to a solder user.
+  StringMap<cl::Option *> &Registered = cl::getRegisteredOptions();
+  if (auto It = Registered.find("color"); It != Registered.end())
+    It->second->setHiddenFlag(cl::ReallyHidden);
+
   // Parse errors are collected so they can carry the "error: " prefix
   // every solder diagnostic starts with.
   std::string ParseErrors;
