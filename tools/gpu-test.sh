@@ -5,7 +5,8 @@
 #      reference executor, 4 threads x 50 runs, CUDA graph vs eager steps,
 #      no allocation in steady state, plan recompilation), and the codegen
 #      tests;
-#   3. `solder test-onnx --backend cuda` on every suite of the ONNX tests;
+#   3. `solder test-onnx` on every suite of the ONNX tests, on the cuda and
+#      the reference backends: a test the reference passes must pass on cuda;
 #   4. `solder run --backend cuda` of each shared model against
 #      `--backend reference` on the same inputs;
 #   5. the benchmark (bench/run_bench.py), unless SOLDER_SKIP_BENCH=1.
@@ -77,11 +78,23 @@ if [ -d "$SHARED/onnx-tests" ]; then
   for dir in ${SOLDER_SUITES:-$(ls -d "$SHARED"/onnx-tests/*/)}; do
     [ -d "$dir" ] || dir="$SHARED/onnx-tests/$dir"
     suite=$(basename "$dir")
-    timeout "${SOLDER_SUITE_TIMEOUT:-900}" "$SOLDER" test-onnx --backend cuda --jobs "${SOLDER_JOBS:-8}" \
-      "$dir" > "$LOGS/test-onnx-$suite.log" 2>&1
-    rc=$?
-    echo "suite $suite: rc $rc: $(tail -1 "$LOGS/test-onnx-$suite.log")"
-    [ $rc -eq 0 ] || FAILED+=("test-onnx $suite")
+    # The GPU must pass every test the reference backend passes: run both
+    # and compare the sets of passing tests.
+    for backend in reference cuda; do
+      timeout "${SOLDER_SUITE_TIMEOUT:-900}" "$SOLDER" test-onnx --verbose \
+        --backend $backend --jobs "${SOLDER_JOBS:-8}" "$dir" \
+        > "$LOGS/test-onnx-$suite-$backend.log" 2>&1
+      # Test names only: --verbose may add how a test ran after the name.
+      grep '^PASS ' "$LOGS/test-onnx-$suite-$backend.log" | awk '{print $2}' |
+        sort > "$LOGS/pass-$suite-$backend.txt"
+    done
+    missing=$(comm -23 "$LOGS/pass-$suite-reference.txt" "$LOGS/pass-$suite-cuda.txt")
+    echo "suite $suite: reference $(tail -1 "$LOGS/test-onnx-$suite-reference.log");" \
+         "cuda $(tail -1 "$LOGS/test-onnx-$suite-cuda.log")"
+    if [ -n "$missing" ]; then
+      echo "passing on reference but not on cuda:"; echo "$missing" | head -20
+      FAILED+=("test-onnx $suite")
+    fi
   done
 else
   echo "no onnx-tests under $SHARED: skipped"
