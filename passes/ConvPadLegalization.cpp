@@ -1,6 +1,7 @@
 //===- ConvPadLegalization.cpp - Explicit, symmetric conv pads
 //-------------===//
 #include "passes/ConvPadLegalization.h"
+#include "ir/ConvPads.h"
 #include "ir/OpRegistry.h"
 #include <algorithm>
 #include <vector>
@@ -8,80 +9,6 @@
 namespace solder {
 
 namespace {
-struct Pads {
-  std::vector<int64_t> Begin, End;
-  bool symmetric() const {
-    for (size_t I = 0; I < Begin.size(); ++I)
-      if (Begin[I] != End[I] || Begin[I] < 0)
-        return false;
-    return true;
-  }
-};
-
-std::vector<int64_t> attrOr(const Node &N, const char *Name, size_t Count,
-                            int64_t Default) {
-  std::vector<int64_t> V = N.attrs().getInts(Name);
-  return V.size() == Count ? V : std::vector<int64_t>(Count, Default);
-}
-
-/// Effective pads of a Conv (ONNX rules for auto_pad).
-Pads convPads(const Node &N, llvm::ArrayRef<int64_t> In,
-              llvm::ArrayRef<int64_t> Kernel) {
-  size_t R = In.size();
-  std::vector<int64_t> S = attrOr(N, "strides", R, 1),
-                       D = attrOr(N, "dilations", R, 1),
-                       P = attrOr(N, "pads", 2 * R, 0);
-  std::string Auto = N.attrs().getString("auto_pad", "NOTSET");
-  Pads Out;
-  for (size_t I = 0; I < R; ++I) {
-    int64_t B = P[I], E = P[I + R];
-    if (Auto == "VALID") {
-      B = E = 0;
-    } else if (Auto == "SAME_UPPER" || Auto == "SAME_LOWER") {
-      int64_t OutSize = (In[I] + S[I] - 1) / S[I];
-      int64_t KEff = (Kernel[I] - 1) * D[I] + 1;
-      int64_t Total = std::max<int64_t>(0, (OutSize - 1) * S[I] + KEff - In[I]);
-      B = Auto == "SAME_UPPER" ? Total / 2 : Total - Total / 2;
-      E = Total - B;
-    }
-    Out.Begin.push_back(B);
-    Out.End.push_back(E);
-  }
-  return Out;
-}
-
-/// Effective pads of a ConvTranspose relative to its unpadded result of
-/// size S*(In-1) + KEff (output_padding rows hold zeros there).
-Pads convTransposePads(const Node &N, llvm::ArrayRef<int64_t> In,
-                       llvm::ArrayRef<int64_t> Kernel,
-                       llvm::ArrayRef<int64_t> OutDims) {
-  size_t R = In.size();
-  std::vector<int64_t> S = attrOr(N, "strides", R, 1),
-                       D = attrOr(N, "dilations", R, 1),
-                       P = attrOr(N, "pads", 2 * R, 0),
-                       OP = attrOr(N, "output_padding", R, 0);
-  std::string Auto = N.attrs().getString("auto_pad", "NOTSET");
-  bool FromShape = N.attrs().has("output_shape") || Auto == "SAME_UPPER" ||
-                   Auto == "SAME_LOWER";
-  Pads Out;
-  for (size_t I = 0; I < R; ++I) {
-    int64_t Full = S[I] * (In[I] - 1) + OP[I] + (Kernel[I] - 1) * D[I] + 1;
-    int64_t B = 0;
-    if (FromShape) {
-      // The reference executor's rule: halve rounding down.
-      int64_t Total = Full - OutDims[I];
-      int64_t Half = Total >= 0 ? Total / 2 : -((-Total + 1) / 2);
-      B = Auto == "SAME_UPPER" ? Half : Total - Half;
-    } else if (Auto == "NOTSET") {
-      B = P[I];
-    }
-    int64_t Unpadded = Full - OP[I];
-    Out.Begin.push_back(B);
-    Out.End.push_back(OutDims[I] - (Unpadded - B)); // end crop (<0) or extend
-  }
-  return Out;
-}
-
 Value *i64Constant(Graph &G, llvm::StringRef Base,
                    llvm::ArrayRef<int64_t> Values) {
   return G.addConstant(G.uniqueName(Base), Tensor::fromInt64s(Values));
@@ -103,7 +30,7 @@ llvm::Expected<Decision> legalizeConv(Graph &G, Node &N) {
   llvm::SmallVector<int64_t, 4> XD = X.staticDims(), WD = W.staticDims();
   llvm::ArrayRef<int64_t> In = llvm::ArrayRef<int64_t>(XD).drop_front(2);
   llvm::ArrayRef<int64_t> K = llvm::ArrayRef<int64_t>(WD).drop_front(2);
-  Pads P = convPads(N, In, K);
+  ConvPads P = effectiveConvPads(N, In, K, /*Out=*/{});
   std::vector<int64_t> Sym, ExtraB, ExtraE;
   for (size_t I = 0; I < In.size(); ++I) {
     int64_t M = std::min(P.Begin[I], P.End[I]);
@@ -143,7 +70,17 @@ llvm::Expected<Decision> legalizeConvTranspose(Graph &G, Node &N) {
   llvm::ArrayRef<int64_t> In = llvm::ArrayRef<int64_t>(XD).drop_front(2);
   llvm::ArrayRef<int64_t> K = llvm::ArrayRef<int64_t>(WD).drop_front(2);
   llvm::ArrayRef<int64_t> Out = llvm::ArrayRef<int64_t>(YD).drop_front(2);
-  Pads P = convTransposePads(N, In, K, Out);
+  ConvPads P = effectiveConvPads(N, In, K, Out);
+  // Crop/extend of the unpadded result (size S*(In-1) + KEff, without the
+  // output_padding rows): Begin off the start, OutputPadding - End past
+  // its end.
+  std::vector<int64_t> OutPad = N.attrs().getInts("output_padding");
+  OutPad.resize(In.size(), 0);
+  std::vector<int64_t> CropBegin, CropEnd;
+  for (size_t I = 0; I < In.size(); ++I) {
+    CropBegin.push_back(-P.Begin[I]);
+    CropEnd.push_back(OutPad[I] - P.End[I]);
+  }
   bool Plain = N.attrs().getString("auto_pad", "NOTSET") == "NOTSET" &&
                !N.attrs().has("output_shape");
   bool NoOutPad = true;
@@ -161,18 +98,10 @@ llvm::Expected<Decision> legalizeConvTranspose(Graph &G, Node &N) {
   auto After = std::next(G.iteratorOf(&N));
   std::string FullName = G.uniqueName(Base + ".unpadded");
   G.renameValue(Y, FullName);
-  Node *PadN =
-      G.insertNode(After, OpKind::Pad,
-                   {Y, i64Constant(G, Base + ".crop",
-                                   fullPads(
-                                       [&] {
-                                         std::vector<int64_t> B;
-                                         for (int64_t V : P.Begin)
-                                           B.push_back(-V);
-                                         return B;
-                                       }(),
-                                       P.End))},
-                   {Bias ? G.uniqueName(Base + ".nobias") : Base}, N.name());
+  Node *PadN = G.insertNode(
+      After, OpKind::Pad,
+      {Y, i64Constant(G, Base + ".crop", fullPads(CropBegin, CropEnd))},
+      {Bias ? G.uniqueName(Base + ".nobias") : Base}, N.name());
   PadN->attrs().set("mode", "constant");
   Value *Result = PadN->result(0);
   Node *Last = PadN;

@@ -20,6 +20,7 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/cuda/PlanBuilder.h"
 #include "codegen/GeneratedKernel.h"
+#include "ir/ConvPads.h"
 #include "ir/OpRegistry.h"
 #include "ir/Printer.h"
 #include "runtime/cuda/KernelCompiler.h"
@@ -448,29 +449,13 @@ Error Builder::addConv(const Node &N) {
       At.getInts("strides", std::vector<int64_t>(R, 1));
   std::vector<int64_t> Dil =
       At.getInts("dilations", std::vector<int64_t>(R, 1));
-  std::vector<int64_t> Pads =
-      At.getInts("pads", std::vector<int64_t>(2 * R, 0));
-  std::string AutoPad = At.getString("auto_pad", "NOTSET");
-  SmallVector<int64_t, 3> PB(R), PE(R);
-  for (unsigned I = 0; I < R; ++I) {
-    int64_t EffK = (WD[2 + I] - 1) * Dil[I] + 1;
-    if (AutoPad == "SAME_UPPER" || AutoPad == "SAME_LOWER") {
-      int64_t Out = (XD[2 + I] + Strides[I] - 1) / Strides[I];
-      int64_t Total =
-          std::max<int64_t>(0, (Out - 1) * Strides[I] + EffK - XD[2 + I]);
-      PB[I] = AutoPad == "SAME_UPPER" ? Total / 2 : Total - Total / 2;
-      PE[I] = Total - PB[I];
-    } else if (AutoPad == "VALID") {
-      PB[I] = PE[I] = 0;
-    } else {
-      PB[I] = Pads[I];
-      PE[I] = Pads[R + I];
-    }
-  }
+  ConvPads Pads = effectiveConvPads(N, ArrayRef<int64_t>(XD).drop_front(2),
+                                    ArrayRef<int64_t>(WD).drop_front(2),
+                                    ArrayRef<int64_t>(YD).drop_front(2));
   ConvConfig C;
   C.Elem = T;
   C.AllowTF32 = Opts.AllowTF32;
-  if (Error E = symmetricPads(N, PB, PE, C.Pads))
+  if (Error E = symmetricPads(N, Pads.Begin, Pads.End, C.Pads))
     return E;
   C.Strides.assign(Strides.begin(), Strides.end());
   C.Dilations.assign(Dil.begin(), Dil.end());
@@ -524,28 +509,9 @@ Error Builder::addConvTranspose(const Node &N) {
       At.getInts("strides", std::vector<int64_t>(R, 1));
   std::vector<int64_t> Dil =
       At.getInts("dilations", std::vector<int64_t>(R, 1));
-  std::vector<int64_t> Pads =
-      At.getInts("pads", std::vector<int64_t>(2 * R, 0));
-  std::vector<int64_t> OutPad =
-      At.getInts("output_padding", std::vector<int64_t>(R, 0));
-  std::string AutoPad = At.getString("auto_pad", "NOTSET");
-  bool Derive = At.has("output_shape") || AutoPad == "SAME_UPPER" ||
-                AutoPad == "SAME_LOWER";
-  SmallVector<int64_t, 3> PB(R), PE(R);
-  for (unsigned I = 0; I < R; ++I) {
-    int64_t EffK = (WD[2 + I] - 1) * Dil[I] + 1;
-    if (Derive) {
-      int64_t Total =
-          Strides[I] * (XD[2 + I] - 1) + OutPad[I] + EffK - YD[2 + I];
-      PB[I] = AutoPad == "SAME_UPPER" ? Total / 2 : Total - Total / 2;
-      PE[I] = Total - PB[I];
-    } else if (AutoPad == "VALID") {
-      PB[I] = PE[I] = 0;
-    } else {
-      PB[I] = Pads[I];
-      PE[I] = Pads[R + I];
-    }
-  }
+  ConvPads Pads = effectiveConvPads(N, ArrayRef<int64_t>(XD).drop_front(2),
+                                    ArrayRef<int64_t>(WD).drop_front(2),
+                                    ArrayRef<int64_t>(YD).drop_front(2));
   ConvConfig C;
   C.Elem = T;
   C.Transpose = true;
@@ -553,7 +519,7 @@ Error Builder::addConvTranspose(const Node &N) {
   // The extra output_padding rows belong to no window of the equivalent
   // forward convolution: cuDNN fills them from the (zero) contributions as
   // long as the forward shape rule still holds, which it checks.
-  if (Error E = symmetricPads(N, PB, PE, C.Pads))
+  if (Error E = symmetricPads(N, Pads.Begin, Pads.End, C.Pads))
     return E;
   C.Strides.assign(Strides.begin(), Strides.end());
   C.Dilations.assign(Dil.begin(), Dil.end());
