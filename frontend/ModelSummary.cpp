@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "frontend/ModelSummary.h"
+#include "frontend/OnnxWire.h"
 #include "frontend/TensorProto.h"
 #include "ir/OpKind.h"
 #include "llvm/ADT/StringMap.h"
@@ -195,11 +196,16 @@ class Summarizer {
 public:
   Summarizer(ModelSummary &S, int64_t Opset) : S(S), Opset(Opset) {}
 
-  void visitGraph(const onnx::GraphProto &G) {
-    for (const onnx::TensorProto &T : G.initializer()) {
+  /// CutRaw: the raw_data splitWeights cut out of G's initializers (the
+  /// main graph's), if any.
+  void
+  visitGraph(const onnx::GraphProto &G,
+             const std::vector<std::optional<StringRef>> *CutRaw = nullptr) {
+    for (int I = 0; I < G.initializer_size(); ++I) {
+      const onnx::TensorProto &T = G.initializer(I);
       ConstantNames.insert(T.name());
       if (T.data_type() == onnx::TensorProto::BOOL)
-        noteBoolConstant(T);
+        noteBoolConstant(T, CutRaw ? (*CutRaw)[I] : std::nullopt);
     }
     for (const onnx::NodeProto &N : G.node())
       visitNode(N);
@@ -209,10 +215,11 @@ public:
   std::set<std::string> Unsupported;
 
 private:
-  void noteBoolConstant(const onnx::TensorProto &T) {
+  void noteBoolConstant(const onnx::TensorProto &T,
+                        std::optional<StringRef> CutRaw = std::nullopt) {
     // A training_mode operand that is a constant false is inference.
     bool AnyTrue = false;
-    for (char C : T.raw_data())
+    for (char C : CutRaw ? *CutRaw : StringRef(T.raw_data()))
       AnyTrue |= C != 0;
     for (int32_t V : T.int32_data())
       AnyTrue |= V != 0;
@@ -307,17 +314,28 @@ Expected<ModelSummary> summarizeOnnxBytes(StringRef Bytes, StringRef Name) {
   if (Bytes.empty())
     return createStringError(inconvertibleErrorCode(),
                              "'" + Name + "': empty file, not an ONNX model");
-  onnx::ModelProto M;
-  google::protobuf::io::CodedInputStream In(
-      reinterpret_cast<const uint8_t *>(Bytes.data()),
-      int(std::min<size_t>(Bytes.size(), INT_MAX)));
-  In.SetTotalBytesLimit(INT_MAX);
-  if (Bytes.size() > size_t(INT_MAX) || !M.ParseFromCodedStream(&In) ||
-      !In.ConsumedEntireMessage())
+  auto NotAModel = [&] {
     return createStringError(inconvertibleErrorCode(),
                              "'" + Name +
                                  "': not a valid ONNX model (protobuf parse "
                                  "failed)");
+  };
+  // The weights are cut out first: a summary never needs their bytes.
+  Expected<onnximport::SplitModel> Split = onnximport::splitWeights(Bytes);
+  if (!Split) {
+    consumeError(Split.takeError());
+    return NotAModel();
+  }
+  onnx::ModelProto M;
+  const std::string &Skeleton = Split->Skeleton;
+  google::protobuf::io::CodedInputStream In(
+      reinterpret_cast<const uint8_t *>(Skeleton.data()),
+      int(std::min<size_t>(Skeleton.size(), INT_MAX)));
+  In.SetTotalBytesLimit(INT_MAX);
+  if (Bytes.size() > size_t(INT_MAX) || !M.ParseFromCodedStream(&In) ||
+      !In.ConsumedEntireMessage() ||
+      Split->RawData.size() != size_t(M.graph().initializer_size()))
+    return NotAModel();
   if (!M.has_graph())
     return createStringError(inconvertibleErrorCode(),
                              "'" + Name + "': the model has no graph");
@@ -334,14 +352,15 @@ Expected<ModelSummary> summarizeOnnxBytes(StringRef Bytes, StringRef Name) {
   int64_t Opset = S.defaultOpset();
 
   std::set<std::string> InitNames;
-  for (const onnx::TensorProto &T : G.initializer()) {
+  for (int I = 0; I < G.initializer_size(); ++I) {
+    const onnx::TensorProto &T = G.initializer(I);
     InitNames.insert(T.name());
     ++S.NumInitializers;
     uint64_t Count = 1;
     for (int64_t D : T.dims())
       Count *= uint64_t(std::max<int64_t>(D, 0));
-    S.InitializerBytes += T.has_raw_data()
-                              ? T.raw_data().size()
+    S.InitializerBytes += Split->RawData[I]
+                              ? Split->RawData[I]->size()
                               : Count * onnxDTypeBytes(T.data_type());
     if (!isSupportedOnnxDType(T.data_type()))
       S.UnsupportedTypes.push_back("initializer '" + T.name() + "' has dtype " +
@@ -365,7 +384,7 @@ Expected<ModelSummary> summarizeOnnxBytes(StringRef Bytes, StringRef Name) {
   }
 
   Summarizer Walk(S, Opset);
-  Walk.visitGraph(G);
+  Walk.visitGraph(G, &Split->RawData);
   addHistogram(S, Walk.Histogram);
   S.UnsupportedOps.assign(Walk.Unsupported.begin(), Walk.Unsupported.end());
   return S;

@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 #include "frontend/OnnxImporter.h"
 #include "frontend/ImportContext.h"
+#include "frontend/OnnxWire.h"
 #include "frontend/OpsetConversion.h"
 #include "frontend/TensorProto.h"
 #include "ir/OpRegistry.h"
@@ -309,9 +310,12 @@ llvm::Error addInputs(Graph &G, const onnx::GraphProto &GP,
   return llvm::Error::success();
 }
 
-llvm::Expected<std::unique_ptr<Graph>> importModel(onnx::ModelProto &M,
-                                                   llvm::StringRef BaseDir,
-                                                   const ImportOptions &Opts) {
+/// Raw is the initializers' raw_data cut out of M's bytes (splitWeights),
+/// Owner what keeps them alive (null: they are copied).
+llvm::Expected<std::unique_ptr<Graph>>
+importModel(onnx::ModelProto &M, llvm::StringRef BaseDir,
+            const ImportOptions &Opts, const SplitModel &Raw,
+            std::shared_ptr<const void> Owner) {
   if (!M.has_graph())
     return makeError("not an ONNX model: no graph (empty or corrupt file?)");
   onnx::GraphProto &GP = *M.mutable_graph();
@@ -348,14 +352,19 @@ llvm::Expected<std::unique_ptr<Graph>> importModel(onnx::ModelProto &M,
     C.ReadNames.insert(VI.name());
   }
 
-  // Initializers become constants; their raw bytes move into the tensors.
+  // Initializers become constants viewing (or holding a copy of) the bytes
+  // of the model.
   llvm::StringSet<> InitNames;
-  for (onnx::TensorProto &TP : *GP.mutable_initializer()) {
+  if (Raw.RawData.size() != size_t(GP.initializer_size()))
+    return makeError("not a valid ONNX model (initializers do not parse)");
+  for (int I = 0; I < GP.initializer_size(); ++I) {
+    onnx::TensorProto &TP = *GP.mutable_initializer(I);
     if (TP.name().empty())
       return makeError("an initializer has an empty name");
     if (!InitNames.insert(TP.name()).second)
       return makeError("initializer '" + TP.name() + "' is defined twice");
-    auto T = tensorFromProto(TP, BaseDir, "initializer '" + TP.name() + "'");
+    auto T = tensorFromProto(TP, BaseDir, "initializer '" + TP.name() + "'",
+                             Raw.RawData[I], Owner);
     if (!T)
       return T.takeError();
     G->addConstant(TP.name(), std::move(*T));
@@ -391,28 +400,46 @@ llvm::Expected<std::unique_ptr<Graph>> importModel(onnx::ModelProto &M,
 } // namespace
 } // namespace onnximport
 
+/// Where names the bytes in parse errors ("'model.onnx'", "input").
+static llvm::Expected<std::unique_ptr<Graph>>
+importSerialized(llvm::StringRef Bytes, std::shared_ptr<const void> Owner,
+                 llvm::StringRef Where, llvm::StringRef BaseDir,
+                 const ImportOptions &Opts) {
+  auto Split = onnximport::splitWeights(Bytes);
+  if (!Split)
+    return makeError(Where + ": " + llvm::toString(Split.takeError()));
+  onnx::ModelProto M;
+  if (llvm::Error E =
+          onnximport::parseProtoBytes(Split->Skeleton, M, "ONNX model", Where))
+    return E;
+  Split->Skeleton.clear();
+  auto G = onnximport::importModel(M, BaseDir, Opts, *Split, std::move(Owner));
+  if (!G && Where != "input")
+    return makeError(Where.trim('\'') + ": " + llvm::toString(G.takeError()));
+  return G;
+}
+
 llvm::Expected<std::unique_ptr<Graph>>
 importOnnxFile(llvm::StringRef Path, const ImportOptions &Opts) {
-  onnx::ModelProto M;
-  if (llvm::Error E = onnximport::parseProtoFile(Path, M, "ONNX model"))
-    return E;
+  auto Buf = onnximport::readProtoFile(Path, "ONNX model");
+  if (!Buf)
+    return Buf.takeError();
   llvm::SmallString<256> Dir(Path);
   llvm::sys::path::remove_filename(Dir);
   if (Dir.empty())
     Dir = ".";
-  auto G = onnximport::importModel(M, Dir, Opts);
-  if (!G)
-    return makeError(Path + ": " + llvm::toString(G.takeError()));
-  return G;
+  // The mapped file stays alive as long as a constant views its bytes.
+  std::shared_ptr<llvm::MemoryBuffer> File = std::move(*Buf);
+  llvm::StringRef Bytes = File->getBuffer();
+  return importSerialized(Bytes, std::move(File), ("'" + Path + "'").str(), Dir,
+                          Opts);
 }
 
 llvm::Expected<std::unique_ptr<Graph>>
 importOnnxBytes(llvm::StringRef Bytes, llvm::StringRef BaseDir,
                 const ImportOptions &Opts) {
-  onnx::ModelProto M;
-  if (llvm::Error E = onnximport::parseProtoBytes(Bytes, M, "ONNX model"))
-    return E;
-  return onnximport::importModel(M, BaseDir, Opts);
+  // The caller's bytes may not outlive the graph: weights are copied.
+  return importSerialized(Bytes, nullptr, "input", BaseDir, Opts);
 }
 
 } // namespace solder

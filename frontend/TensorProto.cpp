@@ -22,7 +22,6 @@
 #include <cstdio>
 #include <fcntl.h>
 #include <google/protobuf/io/coded_stream.h>
-#include <google/protobuf/io/zero_copy_stream_impl.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -281,9 +280,10 @@ fromTypedField(const Field &F, DType Elem, llvm::ArrayRef<int64_t> Dims,
   return T;
 }
 
-static llvm::Expected<Tensor> convertTensor(TensorProto &TP, bool MayMove,
-                                            llvm::StringRef BaseDir,
-                                            const llvm::Twine &What) {
+static llvm::Expected<Tensor>
+convertTensor(TensorProto &TP, bool MayMove, llvm::StringRef BaseDir,
+              const llvm::Twine &What, std::optional<llvm::StringRef> CutRaw,
+              std::shared_ptr<const void> Owner) {
   std::optional<DType> Elem = dtypeFromOnnx(TP.data_type());
   if (!Elem)
     return makeError(What + " has element type " +
@@ -304,6 +304,19 @@ static llvm::Expected<Tensor> convertTensor(TensorProto &TP, bool MayMove,
     if (!Data)
       return Data.takeError();
     return Tensor::fromBytes(*Elem, Dims, std::move(*Data));
+  }
+  if (CutRaw) {
+    if (CutRaw->size() != Bytes)
+      return makeError(What + " has " + llvm::Twine(CutRaw->size()) +
+                       " bytes of raw data but its shape " +
+                       typeToString(TensorType(*Elem, Dims)) + " needs " +
+                       llvm::Twine(Bytes));
+    // raw_data sits anywhere in the file; typed reads need alignment.
+    bool Aligned =
+        reinterpret_cast<uintptr_t>(CutRaw->data()) % dtypeSize(*Elem) == 0;
+    if (Owner && Aligned)
+      return Tensor::view(*Elem, Dims, CutRaw->data(), std::move(Owner));
+    return Tensor::copyOf(*Elem, Dims, CutRaw->data());
   }
   if (TP.has_raw_data()) {
     if (TP.raw_data().size() != Bytes)
@@ -338,8 +351,11 @@ static llvm::Expected<Tensor> convertTensor(TensorProto &TP, bool MayMove,
 }
 
 llvm::Expected<Tensor> tensorFromProto(TensorProto &TP, llvm::StringRef BaseDir,
-                                       const llvm::Twine &What) {
-  return convertTensor(TP, /*MayMove=*/true, BaseDir, What);
+                                       const llvm::Twine &What,
+                                       std::optional<llvm::StringRef> RawData,
+                                       std::shared_ptr<const void> Owner) {
+  return convertTensor(TP, /*MayMove=*/true, BaseDir, What, RawData,
+                       std::move(Owner));
 }
 
 llvm::Expected<Tensor> tensorFromProtoCopy(const TensorProto &TP,
@@ -347,7 +363,7 @@ llvm::Expected<Tensor> tensorFromProtoCopy(const TensorProto &TP,
                                            const llvm::Twine &What) {
   // MayMove=false never writes TP.
   return convertTensor(const_cast<TensorProto &>(TP), /*MayMove=*/false,
-                       BaseDir, What);
+                       BaseDir, What, std::nullopt, nullptr);
 }
 
 void tensorToProto(const Tensor &T, llvm::StringRef Name, TensorProto &TP) {
@@ -373,9 +389,8 @@ static llvm::Error parseStream(google::protobuf::io::ZeroCopyInputStream &In,
   return llvm::Error::success();
 }
 
-llvm::Error parseProtoFile(llvm::StringRef Path,
-                           google::protobuf::MessageLite &Msg,
-                           llvm::StringRef What) {
+llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
+readProtoFile(llvm::StringRef Path, llvm::StringRef What) {
   int FD = ::open(Path.str().c_str(), O_RDONLY | O_CLOEXEC);
   if (FD < 0)
     return makeError("cannot open " + What + " '" + Path +
@@ -394,24 +409,36 @@ llvm::Error parseProtoFile(llvm::StringRef Path,
     return makeError("'" + Path + "' is larger than 2 GB, protobuf's limit; " +
                      "store large weights as external data");
   }
-  llvm::Error E = llvm::Error::success();
-  {
-    google::protobuf::io::FileInputStream In(FD);
-    E = parseStream(In, Msg, What, ("'" + Path + "'").str());
-  }
+  // Mapped, not read: the weights are used in place (see OnnxWire.h).
+  auto Buf = llvm::MemoryBuffer::getOpenFile(
+      llvm::sys::fs::convertFDToNativeFile(FD), Path, uint64_t(St.st_size),
+      /*RequiresNullTerminator=*/false);
   ::close(FD);
-  return E;
+  if (!Buf)
+    return makeError("cannot read " + What + " '" + Path +
+                     "': " + Buf.getError().message());
+  return std::move(*Buf);
+}
+
+llvm::Error parseProtoFile(llvm::StringRef Path,
+                           google::protobuf::MessageLite &Msg,
+                           llvm::StringRef What) {
+  auto Buf = readProtoFile(Path, What);
+  if (!Buf)
+    return Buf.takeError();
+  return parseProtoBytes((*Buf)->getBuffer(), Msg, What,
+                         ("'" + Path + "'").str());
 }
 
 llvm::Error parseProtoBytes(llvm::StringRef Bytes,
                             google::protobuf::MessageLite &Msg,
-                            llvm::StringRef What) {
+                            llvm::StringRef What, llvm::StringRef Where) {
   if (Bytes.empty())
     return makeError("empty input, not a " + What);
   if (Bytes.size() > size_t(INT_MAX))
     return makeError(What + " is larger than 2 GB, protobuf's limit");
   google::protobuf::io::ArrayInputStream In(Bytes.data(), int(Bytes.size()));
-  return parseStream(In, Msg, What, "input");
+  return parseStream(In, Msg, What, Where);
 }
 
 } // namespace onnximport

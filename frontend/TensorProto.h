@@ -13,6 +13,8 @@
 #include "onnx/onnx_pb.h"
 #include "llvm/ADT/Twine.h"
 #include "llvm/Support/Error.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include <memory>
 #include <optional>
 
 namespace solder {
@@ -32,10 +34,14 @@ llvm::Error checkDims(llvm::ArrayRef<int64_t> Dims, const llvm::Twine &What);
 /// Converts TP into a Tensor. raw_data is moved out of TP (left empty), so a
 /// large initializer is never held twice. External data is read from files
 /// inside BaseDir (empty BaseDir: external data is refused). What names the
-/// tensor in errors ("initializer 'conv1.weight'").
-llvm::Expected<Tensor> tensorFromProto(onnx::TensorProto &TP,
-                                       llvm::StringRef BaseDir,
-                                       const llvm::Twine &What);
+/// tensor in errors ("initializer 'conv1.weight'"). RawData, when given,
+/// is TP's raw_data cut out by splitWeights: aliased when Owner keeps it
+/// alive and it is aligned for the element type, copied otherwise.
+llvm::Expected<Tensor>
+tensorFromProto(onnx::TensorProto &TP, llvm::StringRef BaseDir,
+                const llvm::Twine &What,
+                std::optional<llvm::StringRef> RawData = std::nullopt,
+                std::shared_ptr<const void> Owner = nullptr);
 /// Same for a tensor that must stay intact (attributes): copies raw_data.
 llvm::Expected<Tensor> tensorFromProtoCopy(const onnx::TensorProto &TP,
                                            llvm::StringRef BaseDir,
@@ -45,14 +51,21 @@ llvm::Expected<Tensor> tensorFromProtoCopy(const onnx::TensorProto &TP,
 void tensorToProto(const Tensor &T, llvm::StringRef Name,
                    onnx::TensorProto &TP);
 
+/// The bytes of a protobuf file (mapped), after checking it is a regular,
+/// non-empty file of at most 2 GB. What names the content in errors.
+llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
+readProtoFile(llvm::StringRef Path, llvm::StringRef What);
+
 /// Parses a serialized message of up to 2 GB from a file / from bytes.
 /// What names the content in errors ("ONNX model").
 llvm::Error parseProtoFile(llvm::StringRef Path,
                            google::protobuf::MessageLite &Msg,
                            llvm::StringRef What);
+/// Where names the source in errors ("'model.onnx'"; default "input").
 llvm::Error parseProtoBytes(llvm::StringRef Bytes,
                             google::protobuf::MessageLite &Msg,
-                            llvm::StringRef What);
+                            llvm::StringRef What,
+                            llvm::StringRef Where = "input");
 
 } // namespace onnximport
 } // namespace solder

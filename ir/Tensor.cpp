@@ -2,18 +2,23 @@
 #include "ir/Tensor.h"
 #include <cassert>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
+#include <cstring>
 
 namespace solder {
 
-static std::shared_ptr<char> allocateStorage(size_t Bytes) {
+static std::shared_ptr<char> allocateStorage(size_t Bytes, bool Zeroed = true) {
   // 64-byte alignment so BLAS and vector loops get aligned rows; never a
   // zero-sized allocation, so rawData() of an empty tensor is non-null.
   size_t Rounded = (std::max<size_t>(Bytes, 1) + 63) / 64 * 64;
   char *P = static_cast<char *>(std::aligned_alloc(64, Rounded));
   if (!P)
     throw std::bad_alloc();
-  std::memset(P, 0, Rounded);
+  if (Zeroed)
+    std::memset(P, 0, Rounded);
+  else if (Rounded > Bytes) // the padding, so no byte is ever undefined
+    std::memset(P + Bytes, 0, Rounded - Bytes);
   return std::shared_ptr<char>(P, [](char *Q) { std::free(Q); });
 }
 
@@ -45,11 +50,33 @@ Tensor Tensor::fromBytes(DType Elem, llvm::ArrayRef<int64_t> Dims,
   return T;
 }
 
+Tensor Tensor::view(DType Elem, llvm::ArrayRef<int64_t> Dims, const char *Bytes,
+                    std::shared_ptr<const void> Owner) {
+  assert(reinterpret_cast<uintptr_t>(Bytes) % dtypeSize(Elem) == 0 &&
+         "typed access needs element alignment");
+  Tensor T;
+  T.Elem = Elem;
+  T.Dims.assign(Dims.begin(), Dims.end());
+  if (T.byteSize() == 0) {
+    T.Storage = allocateStorage(0);
+    return T;
+  }
+  // Storage is non-const for fresh kernel results; viewed bytes are never
+  // written (mutableRawData is only for sole owners of fresh tensors).
+  T.Storage =
+      std::shared_ptr<char>(std::move(Owner), const_cast<char *>(Bytes));
+  return T;
+}
+
 Tensor Tensor::copyOf(DType Elem, llvm::ArrayRef<int64_t> Dims,
                       const void *Src) {
-  Tensor T(Elem, Dims);
-  if (T.byteSize())
-    std::memcpy(T.mutableRawData(), Src, T.byteSize());
+  Tensor T;
+  T.Elem = Elem;
+  T.Dims.assign(Dims.begin(), Dims.end());
+  size_t Bytes = T.byteSize();
+  T.Storage = allocateStorage(Bytes, /*Zeroed=*/false);
+  if (Bytes)
+    std::memcpy(T.Storage.get(), Src, Bytes);
   return T;
 }
 

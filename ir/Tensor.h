@@ -27,6 +27,11 @@ public:
   /// TensorProto, moved in), without copying it. Size must match.
   static Tensor fromBytes(DType Elem, llvm::ArrayRef<int64_t> Dims,
                           std::string &&Bytes);
+  /// Aliases Bytes (exactly the tensor's size, aligned to the element size)
+  /// without copying; Owner keeps them alive (a mapped model file). They
+  /// must not change while a tensor refers to them.
+  static Tensor view(DType Elem, llvm::ArrayRef<int64_t> Dims,
+                     const char *Bytes, std::shared_ptr<const void> Owner);
   /// Copies Count*dtypeSize bytes from Src.
   static Tensor copyOf(DType Elem, llvm::ArrayRef<int64_t> Dims,
                        const void *Src);
@@ -54,6 +59,10 @@ public:
   template <typename T> T *mutableData() {
     return static_cast<T *>(mutableRawData());
   }
+
+  /// The storage itself, for holders that keep the bytes alive without a
+  /// Tensor (a plan's weight blob).
+  std::shared_ptr<const char> storage() const { return Storage; }
 
   /// Same storage, new shape (element count must match).
   Tensor reshaped(llvm::ArrayRef<int64_t> NewDims) const;

@@ -18,6 +18,7 @@
 #define SOLDER_RUNTIME_CUDA_PLAN_H
 
 #include "ir/DType.h"
+#include "runtime/cuda/WeightBlob.h"
 #include <array>
 #include <cstdint>
 #include <string>
@@ -137,7 +138,7 @@ struct Plan {
   uint64_t ArenaBytes = 0;
   uint64_t NaiveArenaBytes = 0;
   /// Every constant a step reads, 256-byte aligned.
-  std::string Weights;
+  WeightBlob Weights;
 
   /// How many launches (kernels + library calls + copies) one run makes.
   size_t numLaunches() const { return Steps.size(); }

@@ -667,9 +667,9 @@ Error Builder::placeBuffers() {
     if (Loc.count(R))
       return;
     const Tensor &T = *R->constant();
-    uint64_t Off = alignTo256(P.Weights.size());
-    P.Weights.resize(Off, '\0');
-    P.Weights.append(static_cast<const char *>(T.rawData()), T.byteSize());
+    uint64_t Off = P.Weights.append(
+        StringRef(static_cast<const char *>(T.rawData()), T.byteSize()),
+        T.storage());
     Loc[R] = {BufferSpace::Weights, 0, Off};
   };
   for (unsigned I = 0; I < G.inputs().size(); ++I)
@@ -815,7 +815,7 @@ Expected<Plan> Builder::build() {
   if (Error E = placeBuffers())
     return std::move(E);
   P.Arch = Opts.Arch;
-  return P;
+  return std::move(P);
 }
 
 } // namespace

@@ -18,23 +18,57 @@ using namespace llvm;
 namespace solder {
 
 static constexpr char Magic[8] = {'S', 'L', 'D', 'R', 'P', 'L', 'A', 'N'};
-static constexpr size_t HeaderBytes = 32;
+static constexpr size_t HeaderBytes = 64;
+
+static constexpr uint64_t WeightsAlign = 4096;
+
+static uint64_t mix(uint64_t H, uint64_t W) {
+  H = (H ^ W) * 0x9e3779b97f4a7c15ULL;
+  return H ^ (H >> 32);
+}
+
+void PlanChecksum::block(const char *P) {
+  for (int L = 0; L < 4; ++L) {
+    uint64_t W;
+    std::memcpy(&W, P + 8 * L, 8);
+    Lanes[L] = mix(Lanes[L], W);
+  }
+}
+
+void PlanChecksum::update(StringRef Bytes) {
+  const char *P = Bytes.data();
+  size_t N = Bytes.size();
+  Total += N;
+  if (TailBytes) {
+    size_t Take = std::min(N, sizeof(Tail) - TailBytes);
+    std::memcpy(Tail + TailBytes, P, Take);
+    TailBytes += Take;
+    P += Take;
+    N -= Take;
+    if (TailBytes < sizeof(Tail))
+      return;
+    block(Tail);
+    TailBytes = 0;
+  }
+  for (; N >= sizeof(Tail); P += sizeof(Tail), N -= sizeof(Tail))
+    block(P);
+  std::memcpy(Tail, P, N);
+  TailBytes = N;
+}
+
+uint64_t PlanChecksum::finish() const {
+  uint64_t H = 0xcbf29ce484222325ULL ^ Total;
+  for (uint64_t L : Lanes)
+    H = mix(H, L);
+  for (size_t I = 0; I < TailBytes; ++I)
+    H = mix(H, uint8_t(Tail[I]));
+  return H;
+}
 
 uint64_t planChecksum(StringRef Bytes) {
-  uint64_t H = 0xcbf29ce484222325ULL ^ Bytes.size();
-  size_t Words = Bytes.size() / 8;
-  const char *P = Bytes.data();
-  for (size_t I = 0; I < Words; ++I) {
-    uint64_t W;
-    std::memcpy(&W, P + 8 * I, 8);
-    H = (H ^ W) * 0x9e3779b97f4a7c15ULL;
-    H ^= H >> 32;
-  }
-  for (size_t I = Words * 8; I < Bytes.size(); ++I) {
-    H = (H ^ uint8_t(P[I])) * 0x100000001b3ULL;
-    H ^= H >> 32;
-  }
-  return H;
+  PlanChecksum C;
+  C.update(Bytes);
+  return C.finish();
 }
 
 namespace {
@@ -162,12 +196,9 @@ Error planFileError(const Twine &Msg) {
 
 } // namespace
 
-std::string serializePlan(const Plan &P) {
+/// Every field of the plan but the weights.
+static std::string serializeMetadata(const Plan &P) {
   Writer W;
-  // The header is filled in at the end, in place, so the payload (mostly
-  // weights) is never copied a second time.
-  W.Out.reserve(HeaderBytes + P.Weights.size() + (1 << 20));
-  W.Out.assign(HeaderBytes, '\0');
   W.str(P.ModelName);
   W.pod<uint64_t>(P.Inputs.size());
   for (const PlanTensor &T : P.Inputs)
@@ -250,18 +281,50 @@ std::string serializePlan(const Plan &P) {
   }
   W.pod<uint64_t>(P.ArenaBytes);
   W.pod<uint64_t>(P.NaiveArenaBytes);
-  W.str(P.Weights);
+  W.pod<uint64_t>(P.Weights.size());
+  return std::move(W.Out);
+}
 
-  StringRef Payload = StringRef(W.Out).drop_front(HeaderBytes);
+static uint64_t weightsOffset(uint64_t MetadataBytes) {
+  return (HeaderBytes + MetadataBytes + WeightsAlign - 1) / WeightsAlign *
+         WeightsAlign;
+}
+
+static std::string header(uint64_t MetadataBytes, uint64_t MetadataSum,
+                          uint64_t WeightBytes, uint64_t WeightSum) {
   Writer H;
   H.Out.assign(Magic, sizeof(Magic));
   H.pod<uint32_t>(PlanFormatVersion);
   H.pod<uint32_t>(0);
-  H.pod<uint64_t>(Payload.size());
-  H.pod<uint64_t>(planChecksum(Payload));
-  assert(H.Out.size() == HeaderBytes && "header layout");
-  std::memcpy(&W.Out[0], H.Out.data(), HeaderBytes);
-  return std::move(W.Out);
+  H.pod<uint64_t>(MetadataBytes);
+  H.pod<uint64_t>(WeightBytes);
+  H.pod<uint64_t>(MetadataSum);
+  H.pod<uint64_t>(WeightSum);
+  H.Out.resize(HeaderBytes, '\0');
+  return std::move(H.Out);
+}
+
+/// Writes the whole file to OS: the weights stream from their sources and
+/// are checksummed on the way; the header is written last, in place.
+static void emitPlan(const Plan &P, raw_pwrite_stream &OS) {
+  std::string Meta = serializeMetadata(P);
+  OS << std::string(HeaderBytes, '\0') << Meta;
+  OS.write_zeros(weightsOffset(Meta.size()) - HeaderBytes - Meta.size());
+  PlanChecksum WeightSum;
+  P.Weights.forEachChunk([&](StringRef C) {
+    WeightSum.update(C);
+    OS.write(C.data(), C.size());
+  });
+  std::string H = header(Meta.size(), planChecksum(Meta), P.Weights.size(),
+                         WeightSum.finish());
+  OS.pwrite(H.data(), H.size(), 0);
+}
+
+std::string serializePlan(const Plan &P) {
+  SmallVector<char, 0> Out;
+  raw_svector_ostream OS(Out);
+  emitPlan(P, OS);
+  return std::string(Out.data(), Out.size());
 }
 
 /// Checks the decoded plan refers only to things it has.
@@ -309,30 +372,43 @@ static Error validatePlan(const Plan &P) {
   return Error::success();
 }
 
-Expected<Plan> deserializePlan(StringRef Bytes) {
-  if (Bytes.size() < HeaderBytes ||
+Expected<Plan> deserializePlan(StringRef Bytes,
+                               std::shared_ptr<const void> Owner) {
+  if (Bytes.size() < sizeof(Magic) ||
       std::memcmp(Bytes.data(), Magic, sizeof(Magic)) != 0)
     return planFileError("not a solder plan file (bad magic)");
+  if (Bytes.size() < HeaderBytes)
+    return planFileError("plan file is truncated (" + Twine(Bytes.size()) +
+                         " bytes, shorter than its header)");
   Reader H(Bytes.substr(8, HeaderBytes - 8));
   uint32_t Version = H.pod<uint32_t>();
   H.pod<uint32_t>();
-  uint64_t Size = H.pod<uint64_t>();
-  uint64_t Sum = H.pod<uint64_t>();
+  uint64_t MetaSize = H.pod<uint64_t>();
+  uint64_t WeightSize = H.pod<uint64_t>();
+  uint64_t MetaSum = H.pod<uint64_t>();
+  uint64_t WeightSum = H.pod<uint64_t>();
   if (Version != PlanFormatVersion)
     return planFileError("plan format version " + Twine(Version) +
                          " is not supported (this solder reads version " +
                          Twine(PlanFormatVersion) +
                          "): recompile the model with `solder compile`");
-  StringRef Payload = Bytes.drop_front(HeaderBytes);
-  if (Payload.size() != Size)
-    return planFileError("plan file is truncated or has trailing bytes "
-                         "(payload " +
-                         Twine(Payload.size()) + " bytes, header says " +
-                         Twine(Size) + ")");
-  if (planChecksum(Payload) != Sum)
+  // Sizes from the header are checked before any arithmetic on them.
+  uint64_t Limit = uint64_t(1) << 48;
+  if (MetaSize > Limit || WeightSize > Limit)
+    return planFileError("plan file is corrupt (impossible section sizes)");
+  if (Bytes.size() != weightsOffset(MetaSize) + WeightSize)
+    return planFileError("plan file is truncated or has trailing bytes (" +
+                         Twine(Bytes.size()) + " bytes, header says " +
+                         Twine(weightsOffset(MetaSize) + WeightSize) + ")");
+  StringRef Meta = Bytes.substr(HeaderBytes, MetaSize);
+  StringRef Pad = Bytes.slice(HeaderBytes + MetaSize, weightsOffset(MetaSize));
+  StringRef WeightBytes = Bytes.drop_front(weightsOffset(MetaSize));
+  if (planChecksum(Meta) != MetaSum ||
+      Pad.find_first_not_of('\0') != StringRef::npos ||
+      planChecksum(WeightBytes) != WeightSum)
     return planFileError("plan file is corrupt (checksum mismatch)");
 
-  Reader R(Payload);
+  Reader R(Meta);
   Plan P;
   P.ModelName = R.str();
   for (uint64_t I = 0, N = R.count(10); I < N; ++I)
@@ -424,16 +500,20 @@ Expected<Plan> deserializePlan(StringRef Bytes) {
   }
   P.ArenaBytes = R.pod<uint64_t>();
   P.NaiveArenaBytes = R.pod<uint64_t>();
-  P.Weights = R.str();
+  if (R.pod<uint64_t>() != WeightSize)
+    R.Failed = true;
   if (R.Failed || !R.atEnd())
     return planFileError("plan file is corrupt (malformed payload)");
+  if (Owner)
+    P.Weights.append(WeightBytes, std::move(Owner));
+  else
+    P.Weights.appendCopy(WeightBytes);
   if (Error E = validatePlan(P))
     return std::move(E);
   return std::move(P);
 }
 
 Error writePlanFile(StringRef Path, const Plan &P) {
-  std::string Bytes = serializePlan(P);
   // Temporary file in the same folder, then rename: readers see the old
   // file or the whole new one, never a partial write.
   SmallString<256> Temp;
@@ -446,7 +526,7 @@ Error writePlanFile(StringRef Path, const Plan &P) {
                          "': " + EC.message());
   {
     raw_fd_ostream OS(FD, /*shouldClose=*/true);
-    OS.write(Bytes.data(), Bytes.size());
+    emitPlan(P, OS);
     OS.close();
     if (OS.has_error()) {
       OS.clear_error();
@@ -469,7 +549,10 @@ Expected<Plan> readPlanFile(StringRef Path) {
   if (!Buf)
     return planFileError("cannot read '" + Path +
                          "': " + Buf.getError().message());
-  Expected<Plan> P = deserializePlan((*Buf)->getBuffer());
+  // The weights stay in the mapping (page cache) until uploaded.
+  std::shared_ptr<MemoryBuffer> File = std::move(*Buf);
+  StringRef Bytes = File->getBuffer();
+  Expected<Plan> P = deserializePlan(Bytes, std::move(File));
   if (!P)
     return planFileError("'" + Path + "': " + toString(P.takeError()));
   return P;

@@ -8,12 +8,20 @@
 //   0       8     magic "SLDRPLAN"
 //   8       4     format version (PlanFormatVersion), little-endian
 //   12      4     reserved, 0
-//   16      8     payload size in bytes
-//   24      8     planChecksum of the payload
-//   32      ...   payload: the Plan's fields in a fixed order
+//   16      8     metadata size M
+//   24      8     weights size W
+//   32      8     planChecksum of the metadata
+//   40      8     planChecksum of the weights
+//   48      16    reserved, 0
+//   64      M     metadata: the Plan's fields but the weights, in a fixed
+//                 order
+//   ...           zeros up to the next 4096-byte boundary A
+//   A       W     the weights blob
 //
-// Files are written to a temporary name and renamed, so a reader never sees
-// half a plan. Reading refuses another format version, a bad magic, a size
+// The weights are page-aligned so a mapped plan file serves them in place
+// (no copy on load). Files are written to a temporary name and renamed, so
+// a reader never sees half a plan; the weights stream from their sources
+// to the file. Reading refuses another format version, a bad magic, a size
 // or checksum mismatch, with a message saying which.
 //
 //===----------------------------------------------------------------------===//
@@ -23,22 +31,43 @@
 #include "runtime/cuda/Plan.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
+#include <memory>
 #include <string>
 
 namespace solder {
 
-constexpr uint32_t PlanFormatVersion = 2;
+constexpr uint32_t PlanFormatVersion = 3;
 
-/// 64-bit checksum of a plan payload: a multiply-xorshift step per 8-byte
-/// word, each step a bijection of the state, so any single changed word
-/// changes the result. Word-wise, because payloads hold gigabytes of
-/// weights and a byte-wise hash was the slowest part of a cached compile.
+/// 64-bit checksum of plan bytes: four interleaved lanes of a
+/// multiply-xorshift step per 8-byte word (each step a bijection of its
+/// lane's state, so any single changed word changes the result), combined
+/// at the end. Streaming, so weights are checksummed while they are written;
+/// four lanes keep it well above disk speed (gigabytes of weights).
+class PlanChecksum {
+public:
+  void update(llvm::StringRef Bytes);
+  uint64_t finish() const;
+
+private:
+  void block(const char *P);
+  uint64_t Lanes[4] = {0x243f6a8885a308d3ULL, 0x13198a2e03707344ULL,
+                       0xa4093822299f31d0ULL, 0x082efa98ec4e6c89ULL};
+  char Tail[32];
+  size_t TailBytes = 0;
+  uint64_t Total = 0;
+};
 uint64_t planChecksum(llvm::StringRef Bytes);
 
+/// The plan file's bytes (tests and in-memory use; files are streamed).
 std::string serializePlan(const Plan &P);
-llvm::Expected<Plan> deserializePlan(llvm::StringRef Bytes);
+/// Owner, when given, keeps Bytes alive for the plan's lifetime and the
+/// weights are used in place; otherwise they are copied.
+llvm::Expected<Plan>
+deserializePlan(llvm::StringRef Bytes,
+                std::shared_ptr<const void> Owner = nullptr);
 
 llvm::Error writePlanFile(llvm::StringRef Path, const Plan &P);
+/// Maps the file; the plan's weights view the mapping.
 llvm::Expected<Plan> readPlanFile(llvm::StringRef Path);
 
 /// True when the file starts with the plan magic (to tell plans from ONNX).

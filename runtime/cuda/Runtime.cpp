@@ -248,9 +248,16 @@ Error CompiledModel::Impl::load() {
     SOLDER_CUDA_TRY(cudaMalloc(&Weights, P.Weights.size()),
                     "cudaMalloc of " + Twine(P.Weights.size()) +
                         " bytes of weights");
-    SOLDER_CUDA_TRY(cudaMemcpy(Weights, P.Weights.data(), P.Weights.size(),
-                               cudaMemcpyHostToDevice),
-                    "uploading weights");
+    // Piece by piece, straight from where the bytes live (the mapped model
+    // or plan file); the gaps are zeroed so the buffer is deterministic.
+    SOLDER_CUDA_TRY(cudaMemset(Weights, 0, P.Weights.size()),
+                    "clearing the weights buffer");
+    for (const WeightBlob::Piece &W : P.Weights.pieces())
+      if (!W.Bytes.empty())
+        SOLDER_CUDA_TRY(cudaMemcpy(static_cast<char *>(Weights) + W.Offset,
+                                   W.Bytes.data(), W.Bytes.size(),
+                                   cudaMemcpyHostToDevice),
+                        "uploading weights");
   }
   for (const PlanKernel &K : P.Kernels) {
     cudaLibrary_t Lib;

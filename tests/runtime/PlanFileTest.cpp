@@ -111,6 +111,56 @@ TEST(PlanFileTest, TruncatedAndForeignFilesAreRefused) {
             std::string::npos);
 }
 
+TEST(PlanFileTest, ChecksumStreamsInAnyChunks) {
+  std::string Bytes(1000, '\0');
+  for (size_t I = 0; I < Bytes.size(); ++I)
+    Bytes[I] = char(I * 7 + 3);
+  uint64_t Whole = planChecksum(Bytes);
+  for (size_t Step : {size_t(1), size_t(5), size_t(31), size_t(32), size_t(33),
+                      size_t(999)}) {
+    PlanChecksum C;
+    for (size_t I = 0; I < Bytes.size(); I += Step)
+      C.update(llvm::StringRef(Bytes).substr(I, Step));
+    EXPECT_EQ(C.finish(), Whole) << "chunks of " << Step;
+  }
+  // Negative twin: one changed byte anywhere, or one byte more, differs.
+  for (size_t Pos : {size_t(0), size_t(8), size_t(517), size_t(999)}) {
+    std::string Bad = Bytes;
+    Bad[Pos] ^= 1;
+    EXPECT_NE(planChecksum(Bad), Whole) << "flip at " << Pos;
+  }
+  EXPECT_NE(planChecksum(Bytes + '\0'), Whole);
+}
+
+TEST(PlanFileTest, WeightBlobAlignsAndZeroFills) {
+  WeightBlob B;
+  auto Owner = std::make_shared<std::string>("abc");
+  EXPECT_EQ(B.append(*Owner, Owner), 0u);
+  EXPECT_EQ(B.appendCopy("de"), 256u);
+  EXPECT_EQ(B.size(), 258u);
+  std::string S = B.str();
+  ASSERT_EQ(S.size(), 258u);
+  EXPECT_EQ(S.substr(0, 3), "abc");
+  EXPECT_EQ(S.substr(3, 253), std::string(253, '\0'));
+  EXPECT_EQ(S.substr(256), "de");
+}
+
+TEST(PlanFileTest, ReadPlanViewsPageAlignedWeights) {
+  Plan P = compiledMixedPlan();
+  ASSERT_FALSE(P.Weights.empty());
+  std::string Path = tempPath("mapped.plan");
+  ASSERT_FALSE(bool(writePlanFile(Path, P)));
+  llvm::Expected<Plan> Back = readPlanFile(Path);
+  llvm::sys::fs::remove(Path); // the mapping keeps the bytes
+  ASSERT_TRUE(bool(Back)) << llvm::toString(Back.takeError());
+  ASSERT_EQ(Back->Weights.pieces().size(), 1u);
+  EXPECT_EQ(Back->Weights.str(), P.Weights.str());
+  EXPECT_EQ(
+      reinterpret_cast<uintptr_t>(Back->Weights.pieces()[0].Bytes.data()) %
+          4096,
+      0u);
+}
+
 TEST(PlanFileTest, ApiSaveAndLoad) {
   auto M = CompiledModel::fromPlan(compiledMixedPlan());
   ASSERT_TRUE(bool(M)) << llvm::toString(M.takeError());
