@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/NvrtcCompiler.h"
+#include "codegen/NvrtcApi.h"
 #include "ir/OpRegistry.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
@@ -23,7 +24,6 @@
 #include <chrono>
 #include <cstdlib>
 #include <mutex>
-#include <nvrtc.h>
 #include <optional>
 #include <thread>
 #include <unistd.h>
@@ -32,7 +32,9 @@ namespace solder {
 
 namespace {
 
-std::string nvrtcMessage(nvrtcResult R) { return nvrtcGetErrorString(R); }
+std::string nvrtcMessage(const NvrtcApi &N, nvrtcResult R) {
+  return N.nvrtcGetErrorString(R);
+}
 
 /// The folder holding cuda_fp16.h, or "" when none is found.
 std::string findCudaInclude(const NvrtcOptions &Opts) {
@@ -62,7 +64,7 @@ std::string findCudaInclude(const NvrtcOptions &Opts) {
 
 std::string cacheKey(const GeneratedKernel &K,
                      const std::vector<std::string> &Options,
-                     const std::string &Arch) {
+                     const std::string &Arch, llvm::StringRef NvrtcVersion) {
   llvm::SHA256 H;
   auto Field = [&](llvm::StringRef S) {
     // Length-prefixed so field boundaries cannot shift.
@@ -70,7 +72,7 @@ std::string cacheKey(const GeneratedKernel &K,
     H.update(S);
   };
   Field("solder-cubin-v1");
-  Field(nvrtcVersionString());
+  Field(NvrtcVersion);
   Field(Arch);
   for (const std::string &O : Options)
     Field(O);
@@ -128,54 +130,61 @@ std::string saveFailingSource(const GeneratedKernel &K,
 }
 
 /// Compiles one kernel; the CUBIN or an error with the log.
-llvm::Expected<std::string> runNvrtc(const GeneratedKernel &K,
+llvm::Expected<std::string> runNvrtc(const NvrtcApi &N,
+                                     const GeneratedKernel &K,
                                      const std::vector<std::string> &Options,
                                      const NvrtcOptions &Opts) {
   nvrtcProgram Prog;
   std::string FileName = K.Name + ".cu";
-  nvrtcResult R = nvrtcCreateProgram(&Prog, K.Source.c_str(), FileName.c_str(),
-                                     0, nullptr, nullptr);
+  nvrtcResult R = N.nvrtcCreateProgram(&Prog, K.Source.c_str(),
+                                       FileName.c_str(), 0, nullptr, nullptr);
   if (R != NVRTC_SUCCESS)
     return makeError("kernel " + K.Name +
-                     ": nvrtcCreateProgram failed: " + nvrtcMessage(R));
+                     ": nvrtcCreateProgram failed: " + nvrtcMessage(N, R));
   std::vector<const char *> Argv;
   for (const std::string &O : Options)
     Argv.push_back(O.c_str());
-  R = nvrtcCompileProgram(Prog, Argv.size(), Argv.data());
+  R = N.nvrtcCompileProgram(Prog, Argv.size(), Argv.data());
   std::string Log;
   size_t LogSize = 0;
-  if (nvrtcGetProgramLogSize(Prog, &LogSize) == NVRTC_SUCCESS && LogSize > 1) {
+  if (N.nvrtcGetProgramLogSize(Prog, &LogSize) == NVRTC_SUCCESS &&
+      LogSize > 1) {
     Log.resize(LogSize);
-    nvrtcGetProgramLog(Prog, &Log[0]);
+    N.nvrtcGetProgramLog(Prog, &Log[0]);
     Log.resize(LogSize - 1);
   }
   if (R != NVRTC_SUCCESS) {
-    nvrtcDestroyProgram(&Prog);
+    N.nvrtcDestroyProgram(&Prog);
     std::string Saved = saveFailingSource(K, Opts);
     return makeError("NVRTC failed to compile kernel " + K.Name + " (" +
-                     K.Summary + "): " + nvrtcMessage(R) +
+                     K.Summary + "): " + nvrtcMessage(N, R) +
                      (Saved.empty() ? "" : "\n  source: " + Saved) +
                      "\n  options: " + llvm::join(Options, " ") + "\n" + Log);
   }
   size_t Size = 0;
   std::string Cubin;
-  R = nvrtcGetCUBINSize(Prog, &Size);
+  R = N.nvrtcGetCUBINSize(Prog, &Size);
   if (R == NVRTC_SUCCESS) {
     Cubin.resize(Size);
-    R = nvrtcGetCUBIN(Prog, &Cubin[0]);
+    R = N.nvrtcGetCUBIN(Prog, &Cubin[0]);
   }
-  nvrtcDestroyProgram(&Prog);
+  N.nvrtcDestroyProgram(&Prog);
   if (R != NVRTC_SUCCESS || Cubin.empty())
     return makeError("kernel " + K.Name +
-                     ": cannot get the CUBIN: " + nvrtcMessage(R));
+                     ": cannot get the CUBIN: " + nvrtcMessage(N, R));
   return Cubin;
 }
 
 } // namespace
 
 std::string nvrtcVersionString() {
+  auto N = nvrtcApi();
+  if (!N) {
+    llvm::consumeError(N.takeError());
+    return "unavailable";
+  }
   int Major = 0, Minor = 0;
-  if (nvrtcVersion(&Major, &Minor) != NVRTC_SUCCESS)
+  if ((*N)->nvrtcVersion(&Major, &Minor) != NVRTC_SUCCESS)
     return "unknown";
   return std::to_string(Major) + "." + std::to_string(Minor);
 }
@@ -214,13 +223,18 @@ compileKernels(llvm::ArrayRef<GeneratedKernel> Kernels,
   if (!OptionsOr)
     return OptionsOr.takeError();
   std::vector<std::string> Options = std::move(*OptionsOr);
+  auto Nvrtc = nvrtcApi();
+  if (!Nvrtc)
+    return Nvrtc.takeError();
+  const NvrtcApi &N = **Nvrtc;
+  std::string Version = nvrtcVersionString();
 
   // Unique work items by cache key.
   std::vector<std::string> Keys(Kernels.size());
   llvm::StringMap<unsigned> FirstOf;
   std::vector<unsigned> Work; // kernel index of each unique key
   for (size_t I = 0; I < Kernels.size(); ++I) {
-    Keys[I] = cacheKey(Kernels[I], Options, Opts.Arch);
+    Keys[I] = cacheKey(Kernels[I], Options, Opts.Arch, Version);
     if (FirstOf.try_emplace(Keys[I], Work.size()).second)
       Work.push_back(I);
   }
@@ -254,7 +268,7 @@ compileKernels(llvm::ArrayRef<GeneratedKernel> Kernels,
         }
       }
       if (!Hit) {
-        auto C = runNvrtc(K, Options, Opts);
+        auto C = runNvrtc(N, K, Options, Opts);
         if (!C) {
           Errors[W].emplace(C.takeError());
         } else {

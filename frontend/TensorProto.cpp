@@ -311,10 +311,7 @@ convertTensor(TensorProto &TP, bool MayMove, llvm::StringRef BaseDir,
                        " bytes of raw data but its shape " +
                        typeToString(TensorType(*Elem, Dims)) + " needs " +
                        llvm::Twine(Bytes));
-    // raw_data sits anywhere in the file; typed reads need alignment.
-    bool Aligned =
-        reinterpret_cast<uintptr_t>(CutRaw->data()) % dtypeSize(*Elem) == 0;
-    if (Owner && Aligned)
+    if (Owner)
       return Tensor::view(*Elem, Dims, CutRaw->data(), std::move(Owner));
     return Tensor::copyOf(*Elem, Dims, CutRaw->data());
   }

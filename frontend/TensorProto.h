@@ -35,8 +35,8 @@ llvm::Error checkDims(llvm::ArrayRef<int64_t> Dims, const llvm::Twine &What);
 /// large initializer is never held twice. External data is read from files
 /// inside BaseDir (empty BaseDir: external data is refused). What names the
 /// tensor in errors ("initializer 'conv1.weight'"). RawData, when given,
-/// is TP's raw_data cut out by splitWeights: aliased when Owner keeps it
-/// alive and it is aligned for the element type, copied otherwise.
+/// is TP's raw_data cut out by splitWeights: viewed when Owner keeps it
+/// alive (see Tensor::view), copied otherwise.
 llvm::Expected<Tensor>
 tensorFromProto(onnx::TensorProto &TP, llvm::StringRef BaseDir,
                 const llvm::Twine &What,

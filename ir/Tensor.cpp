@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 
 namespace solder {
 
@@ -50,15 +51,49 @@ Tensor Tensor::fromBytes(DType Elem, llvm::ArrayRef<int64_t> Dims,
   return T;
 }
 
+struct Tensor::UnalignedView {
+  const char *Bytes;
+  size_t Size;
+  std::shared_ptr<const void> Owner;
+  std::once_flag Once;
+  std::shared_ptr<char> Copy;
+};
+
+const void *Tensor::alignedCopy() const {
+  UnalignedView &V = *Unaligned;
+  std::call_once(V.Once, [&V] {
+    V.Copy = allocateStorage(V.Size, /*Zeroed=*/false);
+    std::memcpy(V.Copy.get(), V.Bytes, V.Size);
+  });
+  return V.Copy.get();
+}
+
+llvm::StringRef Tensor::bytes() const {
+  if (Unaligned)
+    return llvm::StringRef(Unaligned->Bytes, Unaligned->Size);
+  return llvm::StringRef(Storage.get(), byteSize());
+}
+
+std::shared_ptr<const void> Tensor::keepAlive() const {
+  if (Unaligned)
+    return Unaligned;
+  return Storage;
+}
+
 Tensor Tensor::view(DType Elem, llvm::ArrayRef<int64_t> Dims, const char *Bytes,
                     std::shared_ptr<const void> Owner) {
-  assert(reinterpret_cast<uintptr_t>(Bytes) % dtypeSize(Elem) == 0 &&
-         "typed access needs element alignment");
   Tensor T;
   T.Elem = Elem;
   T.Dims.assign(Dims.begin(), Dims.end());
   if (T.byteSize() == 0) {
     T.Storage = allocateStorage(0);
+    return T;
+  }
+  if (reinterpret_cast<uintptr_t>(Bytes) % dtypeSize(Elem) != 0) {
+    T.Unaligned = std::make_shared<UnalignedView>();
+    T.Unaligned->Bytes = Bytes;
+    T.Unaligned->Size = T.byteSize();
+    T.Unaligned->Owner = std::move(Owner);
     return T;
   }
   // Storage is non-const for fresh kernel results; viewed bytes are never
@@ -109,7 +144,7 @@ Tensor Tensor::reshaped(llvm::ArrayRef<int64_t> NewDims) const {
 }
 
 double Tensor::getDouble(int64_t I) const {
-  const char *P = Storage.get();
+  const char *P = static_cast<const char *>(rawData());
   switch (Elem) {
   case DType::F32:
     return reinterpret_cast<const float *>(P)[I];
@@ -144,7 +179,7 @@ double Tensor::getDouble(int64_t I) const {
 }
 
 int64_t Tensor::getInt64(int64_t I) const {
-  const char *P = Storage.get();
+  const char *P = static_cast<const char *>(rawData());
   switch (Elem) {
   case DType::I64:
     return reinterpret_cast<const int64_t *>(P)[I];
@@ -160,7 +195,7 @@ int64_t Tensor::getInt64(int64_t I) const {
 }
 
 void Tensor::setDouble(int64_t I, double V) {
-  char *P = Storage.get();
+  char *P = static_cast<char *>(mutableRawData());
   switch (Elem) {
   case DType::F32:
     reinterpret_cast<float *>(P)[I] = float(V);

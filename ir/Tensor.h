@@ -13,6 +13,8 @@
 #include "ir/Type.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
+#include <cassert>
 #include <memory>
 #include <string>
 
@@ -27,9 +29,11 @@ public:
   /// TensorProto, moved in), without copying it. Size must match.
   static Tensor fromBytes(DType Elem, llvm::ArrayRef<int64_t> Dims,
                           std::string &&Bytes);
-  /// Aliases Bytes (exactly the tensor's size, aligned to the element size)
-  /// without copying; Owner keeps them alive (a mapped model file). They
-  /// must not change while a tensor refers to them.
+  /// Aliases Bytes (exactly the tensor's size) without copying; Owner keeps
+  /// them alive (a mapped model file). They must not change while a tensor
+  /// refers to them. Bytes not aligned for the element type are copied to
+  /// aligned storage on the first typed access (rawData), never before:
+  /// a compile that only moves the bytes to a plan never copies them.
   static Tensor view(DType Elem, llvm::ArrayRef<int64_t> Dims,
                      const char *Bytes, std::shared_ptr<const void> Owner);
   /// Copies Count*dtypeSize bytes from Src.
@@ -41,7 +45,7 @@ public:
   static Tensor fromFloats(llvm::ArrayRef<float> Values,
                            llvm::ArrayRef<int64_t> Dims);
 
-  bool isNull() const { return !Storage; }
+  bool isNull() const { return !Storage && !Unaligned; }
   DType dtype() const { return Elem; }
   llvm::ArrayRef<int64_t> dims() const { return Dims; }
   unsigned rank() const { return Dims.size(); }
@@ -49,20 +53,27 @@ public:
   size_t byteSize() const { return size_t(numElements()) * dtypeSize(Elem); }
   TensorType type() const { return TensorType(Elem, Dims); }
 
-  const void *rawData() const { return Storage.get(); }
+  /// The bytes, aligned for the element type.
+  const void *rawData() const {
+    return Unaligned ? alignedCopy() : Storage.get();
+  }
   /// Mutable access; only valid while this tensor is the sole owner (fresh
   /// results of a kernel). Shared weights are never written.
-  void *mutableRawData() { return Storage.get(); }
+  void *mutableRawData() {
+    assert(!Unaligned && "views are immutable");
+    return Storage.get();
+  }
+  /// The bytes where they live, any alignment, without a copy (for code
+  /// that only moves them: plan weights).
+  llvm::StringRef bytes() const;
+  /// What keeps bytes() alive, for holders outliving this Tensor.
+  std::shared_ptr<const void> keepAlive() const;
   template <typename T> const T *data() const {
     return static_cast<const T *>(rawData());
   }
   template <typename T> T *mutableData() {
     return static_cast<T *>(mutableRawData());
   }
-
-  /// The storage itself, for holders that keep the bytes alive without a
-  /// Tensor (a plan's weight blob).
-  std::shared_ptr<const char> storage() const { return Storage; }
 
   /// Same storage, new shape (element count must match).
   Tensor reshaped(llvm::ArrayRef<int64_t> NewDims) const;
@@ -80,9 +91,14 @@ public:
   bool operator==(const Tensor &O) const { return bitwiseEqual(O); }
 
 private:
+  struct UnalignedView;
+  const void *alignedCopy() const;
+
   DType Elem = DType::Undefined;
   llvm::SmallVector<int64_t, 4> Dims;
   std::shared_ptr<char> Storage; // aliasing pointer into the owner
+  /// Set instead of Storage for a misaligned view (see view()).
+  std::shared_ptr<UnalignedView> Unaligned;
 };
 
 } // namespace solder

@@ -1,5 +1,8 @@
 //===- CudaSupport.cpp - CUDA, cuBLASLt and cuDNN error helpers -----------===//
 #include "runtime/cuda/CudaSupport.h"
+#include "codegen/SharedLibrary.h"
+#include "runtime/cuda/CudaLibraries.h"
+#include <cstdlib>
 
 using namespace llvm;
 
@@ -17,7 +20,8 @@ Error cublasError(cublasStatus_t Status, const Twine &What) {
 
 Error cudnnError(cudnnStatus_t Status, const Twine &What) {
   return createStringError(inconvertibleErrorCode(),
-                           What + ": " + cudnnGetErrorString(Status));
+                           What + ": " +
+                               cudaLibs().cudnnGetErrorString(Status));
 }
 
 Expected<int> requireDevice() {
@@ -48,6 +52,72 @@ Expected<std::string> currentDeviceArch() {
       cudaDeviceGetAttribute(&Minor, cudaDevAttrComputeCapabilityMinor, *Dev),
       "cudaDeviceGetAttribute");
   return "sm_" + std::to_string(Major) + std::to_string(Minor);
+}
+
+/// NVML's C interface, declared here: the toolkit ships no nvml.h, the
+/// library comes with the driver. Results are nvmlReturn_t (0: success).
+namespace {
+struct Nvml {
+  int (*Init)() = nullptr;
+  int (*Shutdown)() = nullptr;
+  int (*GetCount)(unsigned *) = nullptr;
+  int (*GetHandle)(unsigned, void **) = nullptr;
+  int (*GetComputeCapability)(void *, int *, int *) = nullptr;
+};
+} // namespace
+
+static Expected<std::string> archFromNvml() {
+  const char *Soname = "libnvidia-ml.so.1";
+  auto Lib = openSharedLibrary(Soname, {}, "NVML, to query the GPU");
+  if (!Lib)
+    return Lib.takeError();
+  Nvml N;
+  Error E = joinErrors(
+      resolveSymbol(*Lib, Soname, "nvmlInit_v2", N.Init),
+      joinErrors(
+          resolveSymbol(*Lib, Soname, "nvmlShutdown", N.Shutdown),
+          joinErrors(
+              resolveSymbol(*Lib, Soname, "nvmlDeviceGetCount_v2", N.GetCount),
+              joinErrors(resolveSymbol(*Lib, Soname,
+                                       "nvmlDeviceGetHandleByIndex_v2",
+                                       N.GetHandle),
+                         resolveSymbol(*Lib, Soname,
+                                       "nvmlDeviceGetCudaComputeCapability",
+                                       N.GetComputeCapability)))));
+  if (E)
+    return std::move(E);
+  if (N.Init() != 0)
+    return createStringError(inconvertibleErrorCode(), "nvmlInit failed");
+  std::string Arch;
+  unsigned Count = 0;
+  bool Ok = N.GetCount(&Count) == 0 && Count > 0;
+  for (unsigned I = 0; Ok && I < Count; ++I) {
+    void *Dev = nullptr;
+    int Major = 0, Minor = 0;
+    Ok = N.GetHandle(I, &Dev) == 0 &&
+         N.GetComputeCapability(Dev, &Major, &Minor) == 0;
+    std::string A = "sm_" + std::to_string(Major) + std::to_string(Minor);
+    // GPUs of different archs: which one CUDA calls device 0 is the
+    // driver's business.
+    Ok = Ok && (Arch.empty() || Arch == A);
+    Arch = A;
+  }
+  N.Shutdown();
+  if (!Ok)
+    return createStringError(inconvertibleErrorCode(),
+                             "NVML cannot tell the GPU's architecture");
+  return Arch;
+}
+
+Expected<std::string> thisMachineArch() {
+  const char *Visible = std::getenv("CUDA_VISIBLE_DEVICES");
+  if (!Visible || !*Visible) {
+    Expected<std::string> Arch = archFromNvml();
+    if (Arch)
+      return Arch;
+    consumeError(Arch.takeError());
+  }
+  return currentDeviceArch();
 }
 
 } // namespace solder

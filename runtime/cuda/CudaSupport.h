@@ -27,6 +27,12 @@ llvm::Error cudnnError(cudnnStatus_t Status, const llvm::Twine &What);
 llvm::Expected<int> requireDevice();
 /// "sm_90" for the current device.
 llvm::Expected<std::string> currentDeviceArch();
+/// The architecture to compile for on this machine, without creating a CUDA
+/// context: NVML answers in ~15 ms where the driver's initialization takes
+/// ~0.2 s, which would dominate a compile whose kernels are all cached. It
+/// falls back to currentDeviceArch() where NVML is missing, the GPUs differ
+/// in architecture, or CUDA_VISIBLE_DEVICES reorders them.
+llvm::Expected<std::string> thisMachineArch();
 
 } // namespace solder
 

@@ -1,5 +1,6 @@
 //===- LibraryCalls.cpp - cuBLASLt matmuls and cuDNN convolutions ---------===//
 #include "runtime/cuda/LibraryCalls.h"
+#include "runtime/cuda/CudaLibraries.h"
 #include "llvm/ADT/SmallVector.h"
 
 using namespace llvm;
@@ -38,13 +39,13 @@ static cudnnDataType_t cudnnType(DType T) {
 
 GemmCall::~GemmCall() {
   if (LayoutA)
-    cublasLtMatrixLayoutDestroy(LayoutA);
+    cudaLibs().cublasLtMatrixLayoutDestroy(LayoutA);
   if (LayoutB)
-    cublasLtMatrixLayoutDestroy(LayoutB);
+    cudaLibs().cublasLtMatrixLayoutDestroy(LayoutB);
   if (LayoutD)
-    cublasLtMatrixLayoutDestroy(LayoutD);
+    cudaLibs().cublasLtMatrixLayoutDestroy(LayoutD);
   if (Desc)
-    cublasLtMatmulDescDestroy(Desc);
+    cudaLibs().cublasLtMatmulDescDestroy(Desc);
 }
 
 Error GemmCall::init(const GemmConfig &C) {
@@ -55,38 +56,40 @@ Error GemmCall::init(const GemmConfig &C) {
           : (C.Elem == DType::F32 && C.AllowTF32 ? CUBLAS_COMPUTE_32F_FAST_TF32
                                                  : CUBLAS_COMPUTE_32F);
   cudaDataType_t Scale = F64 ? CUDA_R_64F : CUDA_R_32F;
-  SOLDER_CUBLAS_TRY(cublasLtMatmulDescCreate(&Desc, Compute, Scale),
+  SOLDER_CUBLAS_TRY(cudaLibs().cublasLtMatmulDescCreate(&Desc, Compute, Scale),
                     "cublasLtMatmulDescCreate");
   cublasOperation_t OpA = C.TransA ? CUBLAS_OP_T : CUBLAS_OP_N;
   cublasOperation_t OpB = C.TransB ? CUBLAS_OP_T : CUBLAS_OP_N;
-  SOLDER_CUBLAS_TRY(cublasLtMatmulDescSetAttribute(
+  SOLDER_CUBLAS_TRY(cudaLibs().cublasLtMatmulDescSetAttribute(
                         Desc, CUBLASLT_MATMUL_DESC_TRANSA, &OpA, sizeof(OpA)),
-                    "cublasLtMatmulDescSetAttribute(TRANSA)");
-  SOLDER_CUBLAS_TRY(cublasLtMatmulDescSetAttribute(
+                    "cudaLibs().cublasLtMatmulDescSetAttribute(TRANSA)");
+  SOLDER_CUBLAS_TRY(cudaLibs().cublasLtMatmulDescSetAttribute(
                         Desc, CUBLASLT_MATMUL_DESC_TRANSB, &OpB, sizeof(OpB)),
-                    "cublasLtMatmulDescSetAttribute(TRANSB)");
+                    "cudaLibs().cublasLtMatmulDescSetAttribute(TRANSB)");
   if (C.Bias == GemmConfig::BiasKind::Epilogue) {
     cublasLtEpilogue_t Epi = CUBLASLT_EPILOGUE_BIAS;
     SOLDER_CUBLAS_TRY(
-        cublasLtMatmulDescSetAttribute(Desc, CUBLASLT_MATMUL_DESC_EPILOGUE,
-                                       &Epi, sizeof(Epi)),
-        "cublasLtMatmulDescSetAttribute(EPILOGUE)");
+        cudaLibs().cublasLtMatmulDescSetAttribute(
+            Desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &Epi, sizeof(Epi)),
+        "cudaLibs().cublasLtMatmulDescSetAttribute(EPILOGUE)");
   }
   cudaDataType_t T = cudaType(C.Elem);
   auto Layout = [&](cublasLtMatrixLayout_t &L, int64_t Rows, int64_t Cols,
                     int64_t Ld, int64_t Stride) -> Error {
-    SOLDER_CUBLAS_TRY(cublasLtMatrixLayoutCreate(&L, T, Rows, Cols, Ld),
-                      "cublasLtMatrixLayoutCreate");
+    SOLDER_CUBLAS_TRY(
+        cudaLibs().cublasLtMatrixLayoutCreate(&L, T, Rows, Cols, Ld),
+        "cublasLtMatrixLayoutCreate");
     if (C.Batch > 1) {
       int32_t Count = int32_t(C.Batch);
       SOLDER_CUBLAS_TRY(
-          cublasLtMatrixLayoutSetAttribute(
+          cudaLibs().cublasLtMatrixLayoutSetAttribute(
               L, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &Count, sizeof(Count)),
-          "cublasLtMatrixLayoutSetAttribute(BATCH_COUNT)");
-      SOLDER_CUBLAS_TRY(cublasLtMatrixLayoutSetAttribute(
-                            L, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
-                            &Stride, sizeof(Stride)),
-                        "cublasLtMatrixLayoutSetAttribute(BATCH_OFFSET)");
+          "cudaLibs().cublasLtMatrixLayoutSetAttribute(BATCH_COUNT)");
+      SOLDER_CUBLAS_TRY(
+          cudaLibs().cublasLtMatrixLayoutSetAttribute(
+              L, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &Stride,
+              sizeof(Stride)),
+          "cudaLibs().cublasLtMatrixLayoutSetAttribute(BATCH_OFFSET)");
     }
     return Error::success();
   };
@@ -102,16 +105,16 @@ Error GemmCall::init(const GemmConfig &C) {
 Error GemmCall::chooseAlgo(cublasLtHandle_t H, cublasLtMatmulAlgo_t &Algo,
                            size_t &Workspace) const {
   cublasLtMatmulPreference_t Pref;
-  SOLDER_CUBLAS_TRY(cublasLtMatmulPreferenceCreate(&Pref),
+  SOLDER_CUBLAS_TRY(cudaLibs().cublasLtMatmulPreferenceCreate(&Pref),
                     "cublasLtMatmulPreferenceCreate");
   uint64_t Limit = GemmWorkspaceLimit;
-  cublasLtMatmulPreferenceSetAttribute(
+  cudaLibs().cublasLtMatmulPreferenceSetAttribute(
       Pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &Limit, sizeof(Limit));
   cublasLtMatmulHeuristicResult_t Result;
   int Found = 0;
-  cublasStatus_t S = cublasLtMatmulAlgoGetHeuristic(
+  cublasStatus_t S = cudaLibs().cublasLtMatmulAlgoGetHeuristic(
       H, Desc, LayoutA, LayoutB, LayoutD, LayoutD, Pref, 1, &Result, &Found);
-  cublasLtMatmulPreferenceDestroy(Pref);
+  cudaLibs().cublasLtMatmulPreferenceDestroy(Pref);
   if (S != CUBLAS_STATUS_SUCCESS || Found == 0)
     return createStringError(
         inconvertibleErrorCode(),
@@ -131,17 +134,18 @@ Error GemmCall::enqueue(cublasLtHandle_t H, const cublasLtMatmulAlgo_t &Algo,
   const GemmConfig &C = *Config;
   if (C.Bias == GemmConfig::BiasKind::Epilogue)
     SOLDER_CUBLAS_TRY(
-        cublasLtMatmulDescSetAttribute(Desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
-                                       &Bias, sizeof(Bias)),
-        "cublasLtMatmulDescSetAttribute(BIAS_POINTER)");
+        cudaLibs().cublasLtMatmulDescSetAttribute(
+            Desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &Bias, sizeof(Bias)),
+        "cudaLibs().cublasLtMatmulDescSetAttribute(BIAS_POINTER)");
   double AlphaD = C.Alpha, BetaD = C.Beta;
   float AlphaF = C.Alpha, BetaF = C.Beta;
   bool F64 = C.Elem == DType::F64;
   const void *Alpha = F64 ? static_cast<const void *>(&AlphaD) : &AlphaF;
   const void *Beta = F64 ? static_cast<const void *>(&BetaD) : &BetaF;
-  SOLDER_CUBLAS_TRY(cublasLtMatmul(H, Desc, Alpha, A, LayoutA, B, LayoutB, Beta,
-                                   D, LayoutD, D, LayoutD, &Algo, Workspace,
-                                   WorkspaceBytes, Stream),
+  SOLDER_CUBLAS_TRY(cudaLibs().cublasLtMatmul(H, Desc, Alpha, A, LayoutA, B,
+                                              LayoutB, Beta, D, LayoutD, D,
+                                              LayoutD, &Algo, Workspace,
+                                              WorkspaceBytes, Stream),
                     "cublasLtMatmul");
   return Error::success();
 }
@@ -152,13 +156,13 @@ Error GemmCall::enqueue(cublasLtHandle_t H, const cublasLtMatmulAlgo_t &Algo,
 
 ConvCall::~ConvCall() {
   if (XDesc)
-    cudnnDestroyTensorDescriptor(XDesc);
+    cudaLibs().cudnnDestroyTensorDescriptor(XDesc);
   if (YDesc)
-    cudnnDestroyTensorDescriptor(YDesc);
+    cudaLibs().cudnnDestroyTensorDescriptor(YDesc);
   if (WDesc)
-    cudnnDestroyFilterDescriptor(WDesc);
+    cudaLibs().cudnnDestroyFilterDescriptor(WDesc);
   if (ConvDesc)
-    cudnnDestroyConvolutionDescriptor(ConvDesc);
+    cudaLibs().cudnnDestroyConvolutionDescriptor(ConvDesc);
 }
 
 static Error setTensor(cudnnTensorDescriptor_t D, cudnnDataType_t T,
@@ -171,8 +175,8 @@ static Error setTensor(cudnnTensorDescriptor_t D, cudnnDataType_t T,
     Strides[I] = S;
     S *= Sz[I];
   }
-  SOLDER_CUDNN_TRY(cudnnSetTensorNdDescriptor(D, T, int(Sz.size()), Sz.data(),
-                                              Strides.data()),
+  SOLDER_CUDNN_TRY(cudaLibs().cudnnSetTensorNdDescriptor(
+                       D, T, int(Sz.size()), Sz.data(), Strides.data()),
                    "cudnnSetTensorNdDescriptor");
   return Error::success();
 }
@@ -180,30 +184,30 @@ static Error setTensor(cudnnTensorDescriptor_t D, cudnnDataType_t T,
 Error ConvCall::init(const ConvConfig &C) {
   Config = &C;
   cudnnDataType_t T = cudnnType(C.Elem);
-  SOLDER_CUDNN_TRY(cudnnCreateTensorDescriptor(&XDesc),
+  SOLDER_CUDNN_TRY(cudaLibs().cudnnCreateTensorDescriptor(&XDesc),
                    "cudnnCreateTensorDescriptor");
-  SOLDER_CUDNN_TRY(cudnnCreateTensorDescriptor(&YDesc),
+  SOLDER_CUDNN_TRY(cudaLibs().cudnnCreateTensorDescriptor(&YDesc),
                    "cudnnCreateTensorDescriptor");
-  SOLDER_CUDNN_TRY(cudnnCreateFilterDescriptor(&WDesc),
+  SOLDER_CUDNN_TRY(cudaLibs().cudnnCreateFilterDescriptor(&WDesc),
                    "cudnnCreateFilterDescriptor");
-  SOLDER_CUDNN_TRY(cudnnCreateConvolutionDescriptor(&ConvDesc),
+  SOLDER_CUDNN_TRY(cudaLibs().cudnnCreateConvolutionDescriptor(&ConvDesc),
                    "cudnnCreateConvolutionDescriptor");
   if (Error E = setTensor(XDesc, T, C.XDims))
     return E;
   if (Error E = setTensor(YDesc, T, C.YDims))
     return E;
   SmallVector<int, 5> W(C.WDims.begin(), C.WDims.end());
-  SOLDER_CUDNN_TRY(cudnnSetFilterNdDescriptor(WDesc, T, CUDNN_TENSOR_NCHW,
-                                              int(W.size()), W.data()),
+  SOLDER_CUDNN_TRY(cudaLibs().cudnnSetFilterNdDescriptor(
+                       WDesc, T, CUDNN_TENSOR_NCHW, int(W.size()), W.data()),
                    "cudnnSetFilterNdDescriptor");
   cudnnDataType_t Compute =
       C.Elem == DType::F64 ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
-  SOLDER_CUDNN_TRY(cudnnSetConvolutionNdDescriptor(
+  SOLDER_CUDNN_TRY(cudaLibs().cudnnSetConvolutionNdDescriptor(
                        ConvDesc, int(C.Pads.size()), C.Pads.data(),
                        C.Strides.data(), C.Dilations.data(),
                        CUDNN_CROSS_CORRELATION, Compute),
                    "cudnnSetConvolutionNdDescriptor");
-  SOLDER_CUDNN_TRY(cudnnSetConvolutionGroupCount(ConvDesc, C.Groups),
+  SOLDER_CUDNN_TRY(cudaLibs().cudnnSetConvolutionGroupCount(ConvDesc, C.Groups),
                    "cudnnSetConvolutionGroupCount");
   // fp32 without TF32 always runs FMA math: CUDNN_DEFAULT_MATH lets
   // Ampere and later use TF32 tensor cores.
@@ -214,14 +218,14 @@ Error ConvCall::init(const ConvConfig &C) {
     Math = cudnnMathType_t(C.MathType);
   else
     Math = CUDNN_DEFAULT_MATH;
-  SOLDER_CUDNN_TRY(cudnnSetConvolutionMathType(ConvDesc, Math),
+  SOLDER_CUDNN_TRY(cudaLibs().cudnnSetConvolutionMathType(ConvDesc, Math),
                    "cudnnSetConvolutionMathType");
   // The shapes must agree with cuDNN's own rule, or the call would fail
   // later with a less helpful status.
   SmallVector<int, 5> Out(C.XDims.size());
   const cudnnTensorDescriptor_t In = C.Transpose ? YDesc : XDesc;
   ArrayRef<int64_t> Expect = C.Transpose ? C.XDims : C.YDims;
-  SOLDER_CUDNN_TRY(cudnnGetConvolutionNdForwardOutputDim(
+  SOLDER_CUDNN_TRY(cudaLibs().cudnnGetConvolutionNdForwardOutputDim(
                        ConvDesc, In, WDesc, int(Out.size()), Out.data()),
                    "cudnnGetConvolutionNdForwardOutputDim");
   for (size_t I = 0; I < Out.size(); ++I)
@@ -248,8 +252,8 @@ Error ConvCall::chooseAlgo(cudnnHandle_t H, int &Algo, int &MathType) const {
   if (!C.Transpose) {
     cudnnConvolutionFwdAlgoPerf_t Perf[MaxResults];
     SOLDER_CUDNN_TRY(
-        cudnnFindConvolutionForwardAlgorithm(H, XDesc, WDesc, ConvDesc, YDesc,
-                                             MaxResults, &Returned, Perf),
+        cudaLibs().cudnnFindConvolutionForwardAlgorithm(
+            H, XDesc, WDesc, ConvDesc, YDesc, MaxResults, &Returned, Perf),
         "cudnnFindConvolutionForwardAlgorithm");
     for (int I = 0; I < Returned; ++I)
       if (Perf[I].status == CUDNN_STATUS_SUCCESS &&
@@ -262,7 +266,7 @@ Error ConvCall::chooseAlgo(cudnnHandle_t H, int &Algo, int &MathType) const {
   } else {
     cudnnConvolutionBwdDataAlgoPerf_t Perf[MaxResults];
     SOLDER_CUDNN_TRY(
-        cudnnFindConvolutionBackwardDataAlgorithm(
+        cudaLibs().cudnnFindConvolutionBackwardDataAlgorithm(
             H, WDesc, XDesc, ConvDesc, YDesc, MaxResults, &Returned, Perf),
         "cudnnFindConvolutionBackwardDataAlgorithm");
     for (int I = 0; I < Returned; ++I)
@@ -282,31 +286,31 @@ Error ConvCall::chooseAlgo(cudnnHandle_t H, int &Algo, int &MathType) const {
   MathType = int(C.Elem == DType::F32 && !C.AllowTF32 ? CUDNN_FMA_MATH
                                                       : CUDNN_DEFAULT_MATH);
   size_t Bytes = 0;
-  cudnnStatus_t S = C.Transpose
-                        ? cudnnGetConvolutionBackwardDataWorkspaceSize(
-                              H, WDesc, XDesc, ConvDesc, YDesc,
-                              cudnnConvolutionBwdDataAlgo_t(Algo), &Bytes)
-                        : cudnnGetConvolutionForwardWorkspaceSize(
-                              H, XDesc, WDesc, ConvDesc, YDesc,
-                              cudnnConvolutionFwdAlgo_t(Algo), &Bytes);
+  cudnnStatus_t S =
+      C.Transpose ? cudaLibs().cudnnGetConvolutionBackwardDataWorkspaceSize(
+                        H, WDesc, XDesc, ConvDesc, YDesc,
+                        cudnnConvolutionBwdDataAlgo_t(Algo), &Bytes)
+                  : cudaLibs().cudnnGetConvolutionForwardWorkspaceSize(
+                        H, XDesc, WDesc, ConvDesc, YDesc,
+                        cudnnConvolutionFwdAlgo_t(Algo), &Bytes);
   if (S == CUDNN_STATUS_SUCCESS)
     return Error::success();
   return createStringError(
       inconvertibleErrorCode(),
       "cuDNN found no usable algorithm (" + Twine(Returned) +
-          " measured, fallback: " + cudnnGetErrorString(S) + ")");
+          " measured, fallback: " + cudaLibs().cudnnGetErrorString(S) + ")");
 }
 
 Expected<size_t> ConvCall::workspaceBytes(cudnnHandle_t H) const {
   const ConvConfig &C = *Config;
   size_t Bytes = 0;
   if (!C.Transpose)
-    SOLDER_CUDNN_TRY(cudnnGetConvolutionForwardWorkspaceSize(
+    SOLDER_CUDNN_TRY(cudaLibs().cudnnGetConvolutionForwardWorkspaceSize(
                          H, XDesc, WDesc, ConvDesc, YDesc,
                          cudnnConvolutionFwdAlgo_t(C.Algo), &Bytes),
                      "cudnnGetConvolutionForwardWorkspaceSize");
   else
-    SOLDER_CUDNN_TRY(cudnnGetConvolutionBackwardDataWorkspaceSize(
+    SOLDER_CUDNN_TRY(cudaLibs().cudnnGetConvolutionBackwardDataWorkspaceSize(
                          H, WDesc, XDesc, ConvDesc, YDesc,
                          cudnnConvolutionBwdDataAlgo_t(C.Algo), &Bytes),
                      "cudnnGetConvolutionBackwardDataWorkspaceSize");
@@ -322,17 +326,17 @@ Error ConvCall::enqueue(cudnnHandle_t H, const void *X, const void *W, void *Y,
   const void *One = F64 ? static_cast<const void *>(&OneD) : &OneF;
   const void *Zero = F64 ? static_cast<const void *>(&ZeroD) : &ZeroF;
   if (!C.Transpose)
-    SOLDER_CUDNN_TRY(
-        cudnnConvolutionForward(H, One, XDesc, X, WDesc, W, ConvDesc,
-                                cudnnConvolutionFwdAlgo_t(C.Algo), Workspace,
-                                WorkspaceBytes, Zero, YDesc, Y),
-        "cudnnConvolutionForward");
+    SOLDER_CUDNN_TRY(cudaLibs().cudnnConvolutionForward(
+                         H, One, XDesc, X, WDesc, W, ConvDesc,
+                         cudnnConvolutionFwdAlgo_t(C.Algo), Workspace,
+                         WorkspaceBytes, Zero, YDesc, Y),
+                     "cudnnConvolutionForward");
   else
-    SOLDER_CUDNN_TRY(
-        cudnnConvolutionBackwardData(H, One, WDesc, W, XDesc, X, ConvDesc,
-                                     cudnnConvolutionBwdDataAlgo_t(C.Algo),
-                                     Workspace, WorkspaceBytes, Zero, YDesc, Y),
-        "cudnnConvolutionBackwardData");
+    SOLDER_CUDNN_TRY(cudaLibs().cudnnConvolutionBackwardData(
+                         H, One, WDesc, W, XDesc, X, ConvDesc,
+                         cudnnConvolutionBwdDataAlgo_t(C.Algo), Workspace,
+                         WorkspaceBytes, Zero, YDesc, Y),
+                     "cudnnConvolutionBackwardData");
   return Error::success();
 }
 

@@ -667,9 +667,7 @@ Error Builder::placeBuffers() {
     if (Loc.count(R))
       return;
     const Tensor &T = *R->constant();
-    uint64_t Off = P.Weights.append(
-        StringRef(static_cast<const char *>(T.rawData()), T.byteSize()),
-        T.storage());
+    uint64_t Off = P.Weights.append(T.bytes(), T.keepAlive());
     Loc[R] = {BufferSpace::Weights, 0, Off};
   };
   for (unsigned I = 0; I < G.inputs().size(); ++I)

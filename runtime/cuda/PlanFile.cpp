@@ -50,8 +50,21 @@ void PlanChecksum::update(StringRef Bytes) {
     block(Tail);
     TailBytes = 0;
   }
-  for (; N >= sizeof(Tail); P += sizeof(Tail), N -= sizeof(Tail))
-    block(P);
+  // Lanes in locals: stores to the member array could alias the char
+  // input, which would serialize the loop on memory.
+  uint64_t L0 = Lanes[0], L1 = Lanes[1], L2 = Lanes[2], L3 = Lanes[3];
+  for (; N >= sizeof(Tail); P += sizeof(Tail), N -= sizeof(Tail)) {
+    uint64_t W[4];
+    std::memcpy(W, P, sizeof(W));
+    L0 = mix(L0, W[0]);
+    L1 = mix(L1, W[1]);
+    L2 = mix(L2, W[2]);
+    L3 = mix(L3, W[3]);
+  }
+  Lanes[0] = L0;
+  Lanes[1] = L1;
+  Lanes[2] = L2;
+  Lanes[3] = L3;
   std::memcpy(Tail, P, N);
   TailBytes = N;
 }
@@ -312,8 +325,13 @@ static void emitPlan(const Plan &P, raw_pwrite_stream &OS) {
   OS.write_zeros(weightsOffset(Meta.size()) - HeaderBytes - Meta.size());
   PlanChecksum WeightSum;
   P.Weights.forEachChunk([&](StringRef C) {
-    WeightSum.update(C);
-    OS.write(C.data(), C.size());
+    // Checksum and write in cache-sized steps: the write's copy then reads
+    // what the checksum just brought into cache.
+    for (size_t At = 0; At < C.size(); At += 256 << 10) {
+      StringRef Part = C.substr(At, 256 << 10);
+      WeightSum.update(Part);
+      OS.write(Part.data(), Part.size());
+    }
   });
   std::string H = header(Meta.size(), planChecksum(Meta), P.Weights.size(),
                          WeightSum.finish());

@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 #include "frontend/OnnxImporter.h"
 #include "passes/Pipeline.h"
+#include "runtime/cuda/CudaLibraries.h"
 #include "runtime/cuda/CudaSupport.h"
 #include "runtime/cuda/LibraryCalls.h"
 #include "runtime/cuda/MemoryPlanner.h"
@@ -106,7 +107,7 @@ CompiledModel::compileGraph(Graph &G, const CompileOptions &Opts) {
   PlanOptions PlanOpts;
   PlanOpts.Arch = Opts.Arch;
   if (PlanOpts.Arch.empty()) {
-    Expected<std::string> Arch = currentDeviceArch();
+    Expected<std::string> Arch = thisMachineArch();
     if (Arch) {
       PlanOpts.Arch = *Arch;
     } else {
@@ -225,6 +226,8 @@ Error CompiledModel::Impl::load() {
   if (!Dev)
     return Dev.takeError();
   Device = *Dev;
+  if (Expected<const CudaLibraries *> Libs = loadCudaLibraries(); !Libs)
+    return Libs.takeError();
   Expected<std::string> Arch = currentDeviceArch();
   if (!Arch)
     return Arch.takeError();
@@ -278,7 +281,7 @@ Error CompiledModel::Impl::load() {
 
   if (!P.Gemms.empty()) {
     cublasLtHandle_t Lt;
-    SOLDER_CUBLAS_TRY(cublasLtCreate(&Lt), "cublasLtCreate");
+    SOLDER_CUBLAS_TRY(cudaLibs().cublasLtCreate(&Lt), "cublasLtCreate");
     for (const GemmConfig &C : P.Gemms) {
       GemmCall Call;
       cublasLtMatmulAlgo_t Algo;
@@ -287,21 +290,21 @@ Error CompiledModel::Impl::load() {
       if (!E)
         E = Call.chooseAlgo(Lt, Algo, Ws);
       if (E) {
-        cublasLtDestroy(Lt);
+        cudaLibs().cublasLtDestroy(Lt);
         return E;
       }
       GemmAlgos.push_back(Algo);
       WorkspaceBytes = std::max(WorkspaceBytes, Ws);
     }
-    cublasLtDestroy(Lt);
+    cudaLibs().cublasLtDestroy(Lt);
   }
 
   if (!P.Convs.empty()) {
     cudnnHandle_t Dnn;
-    SOLDER_CUDNN_TRY(cudnnCreate(&Dnn), "cudnnCreate");
+    SOLDER_CUDNN_TRY(cudaLibs().cudnnCreate(&Dnn), "cudnnCreate");
     std::map<std::string, std::pair<int, int>> Cache;
     auto Fail = [&](Error E, size_t Index) {
-      cudnnDestroy(Dnn);
+      cudaLibs().cudnnDestroy(Dnn);
       std::string Label;
       for (const PlanStep &S : P.Steps)
         if (S.K == PlanStep::Kind::Conv && S.Index == Index)
@@ -335,7 +338,7 @@ Error CompiledModel::Impl::load() {
         return Fail(Ws.takeError(), Idx);
       WorkspaceBytes = std::max(WorkspaceBytes, *Ws);
     }
-    cudnnDestroy(Dnn);
+    cudaLibs().cudnnDestroy(Dnn);
   }
   Loaded = true;
   return Error::success();
@@ -378,9 +381,9 @@ struct ExecutionContext::Impl {
     Gemms.clear();
     Convs.clear();
     if (Dnn)
-      cudnnDestroy(Dnn);
+      cudaLibs().cudnnDestroy(Dnn);
     if (Lt)
-      cublasLtDestroy(Lt);
+      cudaLibs().cublasLtDestroy(Lt);
     if (Before)
       cudaEventDestroy(Before);
     if (After)
@@ -416,8 +419,10 @@ struct ExecutionContext::Impl {
 
 Error ExecutionContext::Impl::init() {
   const Plan &P = M->P;
-  SOLDER_CUDNN_TRY(cudnnCreate(&Dnn), "cudnnCreate");
-  SOLDER_CUBLAS_TRY(cublasLtCreate(&Lt), "cublasLtCreate");
+  if (Expected<const CudaLibraries *> Libs = loadCudaLibraries(); !Libs)
+    return Libs.takeError();
+  SOLDER_CUDNN_TRY(cudaLibs().cudnnCreate(&Dnn), "cudnnCreate");
+  SOLDER_CUBLAS_TRY(cudaLibs().cublasLtCreate(&Lt), "cublasLtCreate");
   for (const GemmConfig &C : P.Gemms) {
     Gemms.push_back(std::make_unique<GemmCall>());
     if (Error E = Gemms.back()->init(C))
@@ -483,7 +488,7 @@ Error ExecutionContext::Impl::enqueueSteps(cudaStream_t S) {
   if (ArgsStale)
     refreshArgs();
   if (!Convs.empty())
-    SOLDER_CUDNN_TRY(cudnnSetStream(Dnn, S), "cudnnSetStream");
+    SOLDER_CUDNN_TRY(cudaLibs().cudnnSetStream(Dnn, S), "cudnnSetStream");
   for (size_t SI = 0; SI < P.Steps.size(); ++SI) {
     const PlanStep &St = P.Steps[SI];
     Error E = Error::success();

@@ -138,13 +138,19 @@ inline void scaleRows(int64_t M, int64_t N, T Beta, T *C, int64_t Ldc) {
       C[I * Ldc + J] = Beta == T(0) ? T(0) : Beta * C[I * Ldc + J];
 }
 
-/// Makes OpenBLAS single-threaded, once per process. The reference executor
-/// is the oracle, so it must give the same answer on every machine: Debian
-/// 12's OpenBLAS 0.3.21 gave wrong SGEMM results with 3 or more threads on
-/// the GPU machine's 16-core Xeon (light ONNX models alexnet, resnet50,
-/// vgg19, inception_v1; right with 1 or 2 threads). Callers parallelize
-/// across tests or requests instead.
-void useSingleThreadedBlas();
+/// OpenBLAS runs single-threaded. The reference executor is the oracle, so
+/// it must give the same answer on every machine: Debian 12's OpenBLAS
+/// 0.3.21 gave wrong SGEMM results with 3 or more threads on the GPU
+/// machine's 16-core Xeon (light ONNX models alexnet, resnet50, vgg19,
+/// inception_v1; right with 1 or 2 threads). Callers parallelize across
+/// tests or requests instead.
+struct BlasApi {
+  decltype(&::cblas_sgemm) Sgemm = nullptr;
+  decltype(&::cblas_dgemm) Dgemm = nullptr;
+};
+/// Loads OpenBLAS on first use (BlasConfig.cpp); a missing library is a
+/// fatal error naming it.
+const BlasApi &blas();
 
 /// Row-major C = Alpha * op(A) * op(B) + Beta * C.
 inline void gemm(bool TransA, bool TransB, int64_t M, int64_t N, int64_t K,
@@ -152,24 +158,22 @@ inline void gemm(bool TransA, bool TransB, int64_t M, int64_t N, int64_t K,
                  int64_t Ldb, float Beta, float *C, int64_t Ldc) {
   if (M == 0 || N == 0)
     return;
-  useSingleThreadedBlas();
   if (K == 0) // BLAS rejects a zero leading dimension; C = Beta * C.
     return scaleRows(M, N, Beta, C, Ldc);
-  cblas_sgemm(CblasRowMajor, TransA ? CblasTrans : CblasNoTrans,
-              TransB ? CblasTrans : CblasNoTrans, M, N, K, Alpha, A, Lda, B,
-              Ldb, Beta, C, Ldc);
+  blas().Sgemm(CblasRowMajor, TransA ? CblasTrans : CblasNoTrans,
+               TransB ? CblasTrans : CblasNoTrans, M, N, K, Alpha, A, Lda, B,
+               Ldb, Beta, C, Ldc);
 }
 inline void gemm(bool TransA, bool TransB, int64_t M, int64_t N, int64_t K,
                  double Alpha, const double *A, int64_t Lda, const double *B,
                  int64_t Ldb, double Beta, double *C, int64_t Ldc) {
   if (M == 0 || N == 0)
     return;
-  useSingleThreadedBlas();
   if (K == 0)
     return scaleRows(M, N, Beta, C, Ldc);
-  cblas_dgemm(CblasRowMajor, TransA ? CblasTrans : CblasNoTrans,
-              TransB ? CblasTrans : CblasNoTrans, M, N, K, Alpha, A, Lda, B,
-              Ldb, Beta, C, Ldc);
+  blas().Dgemm(CblasRowMajor, TransA ? CblasTrans : CblasNoTrans,
+               TransB ? CblasTrans : CblasNoTrans, M, N, K, Alpha, A, Lda, B,
+               Ldb, Beta, C, Ldc);
 }
 
 } // namespace detail

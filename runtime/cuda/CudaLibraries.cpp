@@ -1,0 +1,69 @@
+//===- CudaLibraries.cpp - cuBLASLt and cuDNN, loaded on first use --------===//
+#include "runtime/cuda/CudaLibraries.h"
+#include "codegen/SharedLibrary.h"
+#include <cassert>
+#include <mutex>
+
+namespace solder {
+
+#define SOLDER_STRINGIFY_(X) #X
+#define SOLDER_STRINGIFY(X) SOLDER_STRINGIFY_(X)
+
+static llvm::Error loadInto(CudaLibraries &L) {
+  const char *LtName = SOLDER_CUBLASLT_SONAME;
+  auto Lt = openSharedLibrary(LtName, {SOLDER_CUDA_LIBRARY_DIR},
+                              "cuBLASLt, for MatMul and Gemm");
+  if (!Lt)
+    return Lt.takeError();
+  const char *DnnName = "libcudnn.so." SOLDER_STRINGIFY(CUDNN_MAJOR);
+  auto Dnn = openSharedLibrary(
+      DnnName, {SOLDER_CUDNN_LIBRARY_DIR, SOLDER_CUDA_LIBRARY_DIR},
+      "cuDNN 9, for Conv and ConvTranspose");
+  if (!Dnn)
+    return Dnn.takeError();
+#define SOLDER_RESOLVE_LT(Name)                                                \
+  if (llvm::Error E = resolveSymbol(*Lt, LtName, #Name, L.Name))               \
+    return E;
+#define SOLDER_RESOLVE_DNN(Name)                                               \
+  if (llvm::Error E = resolveSymbol(*Dnn, DnnName, #Name, L.Name))             \
+    return E;
+  SOLDER_CUBLASLT_FUNCTIONS(SOLDER_RESOLVE_LT)
+  SOLDER_CUDNN_FUNCTIONS(SOLDER_RESOLVE_DNN)
+#undef SOLDER_RESOLVE_LT
+#undef SOLDER_RESOLVE_DNN
+  return llvm::Error::success();
+}
+
+namespace {
+struct LoadState {
+  std::once_flag Once;
+  CudaLibraries Table;
+  std::string Failure;
+  bool Loaded = false;
+};
+LoadState &state() {
+  // Process-wide like the dynamic loader behind it.
+  static LoadState S;
+  return S;
+}
+} // namespace
+
+llvm::Expected<const CudaLibraries *> loadCudaLibraries() {
+  LoadState &S = state();
+  std::call_once(S.Once, [&S] {
+    if (llvm::Error E = loadInto(S.Table))
+      S.Failure = llvm::toString(std::move(E));
+    else
+      S.Loaded = true;
+  });
+  if (!S.Loaded)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), S.Failure);
+  return &S.Table;
+}
+
+const CudaLibraries &cudaLibs() {
+  assert(state().Loaded && "loadCudaLibraries() must succeed first");
+  return state().Table;
+}
+
+} // namespace solder

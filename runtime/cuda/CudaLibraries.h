@@ -1,0 +1,74 @@
+//===- CudaLibraries.h - cuBLASLt and cuDNN, loaded on first use -*- C++
+//-*-===//
+//
+// The cuBLASLt and cuDNN functions solder calls, resolved when a model is
+// first loaded onto a GPU (see codegen/SharedLibrary.h): compiling, the CPU
+// reference and every command that never runs on a GPU skip loading them.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SOLDER_RUNTIME_CUDA_CUDALIBRARIES_H
+#define SOLDER_RUNTIME_CUDA_CUDALIBRARIES_H
+
+#include "llvm/Support/Error.h"
+#include <cublasLt.h>
+#include <cudnn.h>
+
+namespace solder {
+
+#define SOLDER_CUBLASLT_FUNCTIONS(X)                                           \
+  X(cublasLtCreate)                                                            \
+  X(cublasLtDestroy)                                                           \
+  X(cublasLtMatmulDescCreate)                                                  \
+  X(cublasLtMatmulDescDestroy)                                                 \
+  X(cublasLtMatmulDescSetAttribute)                                            \
+  X(cublasLtMatrixLayoutCreate)                                                \
+  X(cublasLtMatrixLayoutDestroy)                                               \
+  X(cublasLtMatrixLayoutSetAttribute)                                          \
+  X(cublasLtMatmulPreferenceCreate)                                            \
+  X(cublasLtMatmulPreferenceDestroy)                                           \
+  X(cublasLtMatmulPreferenceSetAttribute)                                      \
+  X(cublasLtMatmulAlgoGetHeuristic)                                            \
+  X(cublasLtMatmul)
+
+#define SOLDER_CUDNN_FUNCTIONS(X)                                              \
+  X(cudnnCreate)                                                               \
+  X(cudnnDestroy)                                                              \
+  X(cudnnSetStream)                                                            \
+  X(cudnnGetErrorString)                                                       \
+  X(cudnnCreateTensorDescriptor)                                               \
+  X(cudnnDestroyTensorDescriptor)                                              \
+  X(cudnnSetTensorNdDescriptor)                                                \
+  X(cudnnCreateFilterDescriptor)                                               \
+  X(cudnnDestroyFilterDescriptor)                                              \
+  X(cudnnSetFilterNdDescriptor)                                                \
+  X(cudnnCreateConvolutionDescriptor)                                          \
+  X(cudnnDestroyConvolutionDescriptor)                                         \
+  X(cudnnSetConvolutionNdDescriptor)                                           \
+  X(cudnnSetConvolutionMathType)                                               \
+  X(cudnnSetConvolutionGroupCount)                                             \
+  X(cudnnGetConvolutionNdForwardOutputDim)                                     \
+  X(cudnnFindConvolutionForwardAlgorithm)                                      \
+  X(cudnnFindConvolutionBackwardDataAlgorithm)                                 \
+  X(cudnnGetConvolutionForwardWorkspaceSize)                                   \
+  X(cudnnGetConvolutionBackwardDataWorkspaceSize)                              \
+  X(cudnnConvolutionForward)                                                   \
+  X(cudnnConvolutionBackwardData)
+
+struct CudaLibraries {
+#define SOLDER_CUDA_LIB_POINTER(Name) decltype(&::Name) Name = nullptr;
+  SOLDER_CUBLASLT_FUNCTIONS(SOLDER_CUDA_LIB_POINTER)
+  SOLDER_CUDNN_FUNCTIONS(SOLDER_CUDA_LIB_POINTER)
+#undef SOLDER_CUDA_LIB_POINTER
+};
+
+/// Loads both libraries once per process; later calls return the same
+/// table or the same error (naming the library that is missing).
+llvm::Expected<const CudaLibraries *> loadCudaLibraries();
+
+/// The table, after loadCudaLibraries succeeded (asserted): for code that
+/// only runs on a model already loaded onto a device.
+const CudaLibraries &cudaLibs();
+
+} // namespace solder
+
+#endif
