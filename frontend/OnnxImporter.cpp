@@ -400,11 +400,12 @@ importModel(onnx::ModelProto &M, llvm::StringRef BaseDir,
 } // namespace
 } // namespace onnximport
 
-/// Where names the bytes in parse errors ("'model.onnx'", "input").
+/// Where names the bytes in parse errors ("'model.onnx'", "input");
+/// ErrorPrefix, when not empty, starts every other error ("model.onnx").
 static llvm::Expected<std::unique_ptr<Graph>>
 importSerialized(llvm::StringRef Bytes, std::shared_ptr<const void> Owner,
-                 llvm::StringRef Where, llvm::StringRef BaseDir,
-                 const ImportOptions &Opts) {
+                 llvm::StringRef Where, llvm::StringRef ErrorPrefix,
+                 llvm::StringRef BaseDir, const ImportOptions &Opts) {
   auto Split = onnximport::splitWeights(Bytes);
   if (!Split)
     return makeError(Where + ": " + llvm::toString(Split.takeError()));
@@ -414,8 +415,8 @@ importSerialized(llvm::StringRef Bytes, std::shared_ptr<const void> Owner,
     return E;
   Split->Skeleton.clear();
   auto G = onnximport::importModel(M, BaseDir, Opts, *Split, std::move(Owner));
-  if (!G && Where != "input")
-    return makeError(Where.trim('\'') + ": " + llvm::toString(G.takeError()));
+  if (!G && !ErrorPrefix.empty())
+    return makeError(ErrorPrefix + ": " + llvm::toString(G.takeError()));
   return G;
 }
 
@@ -431,15 +432,15 @@ importOnnxFile(llvm::StringRef Path, const ImportOptions &Opts) {
   // The mapped file stays alive as long as a constant views its bytes.
   std::shared_ptr<llvm::MemoryBuffer> File = std::move(*Buf);
   llvm::StringRef Bytes = File->getBuffer();
-  return importSerialized(Bytes, std::move(File), ("'" + Path + "'").str(), Dir,
-                          Opts);
+  return importSerialized(Bytes, std::move(File), ("'" + Path + "'").str(),
+                          Path, Dir, Opts);
 }
 
 llvm::Expected<std::unique_ptr<Graph>>
 importOnnxBytes(llvm::StringRef Bytes, llvm::StringRef BaseDir,
                 const ImportOptions &Opts) {
   // The caller's bytes may not outlive the graph: weights are copied.
-  return importSerialized(Bytes, nullptr, "input", BaseDir, Opts);
+  return importSerialized(Bytes, nullptr, "input", "", BaseDir, Opts);
 }
 
 } // namespace solder
