@@ -12,6 +12,8 @@
 //                          their weights unused.
 //   conv-pad-legalization  GPU only, after folding so shapes are static:
 //                          cuDNN takes one symmetric pad per dim.
+//   matmul-broadcast-      GPU only: cuBLASLt's strided batch needs each
+//     legalization         operand fully batched or not batched.
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Pipeline.h"
@@ -22,6 +24,7 @@
 #include "passes/ConvPadLegalization.h"
 #include "passes/DeadCodeElimination.h"
 #include "passes/IdentityElimination.h"
+#include "passes/MatMulBroadcastLegalization.h"
 #include "passes/ShapeFolding.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -50,6 +53,7 @@ std::vector<Stage> buildStages(const PipelineOptions &Opts) {
   if (Opts.TargetGpu) {
     S.emplace_back();
     S.back().Passes.push_back(std::make_unique<ConvPadLegalization>());
+    S.back().Passes.push_back(std::make_unique<MatMulBroadcastLegalization>());
   }
   return S;
 }

@@ -6,7 +6,9 @@
 #include "ir/Printer.h"
 #include "ir/Verifier.h"
 #include "passes/Pass.h"
+#include "runtime/reference/ReferenceExecutor.h"
 #include "gtest/gtest.h"
+#include <random>
 
 namespace solder {
 namespace test {
@@ -42,6 +44,49 @@ inline std::pair<bool, std::string> runPassOn(Pass &P, llvm::StringRef Before) {
   if (auto E = verifyGraph(*G))
     ADD_FAILURE() << "IR invalid after pass: " << llvm::toString(std::move(E));
   return {*Changed, graphToString(*G)};
+}
+
+/// Runs the reference executor on G with seeded random f32 inputs.
+inline std::vector<Tensor> runRandom(const Graph &G, unsigned Seed) {
+  std::mt19937 Rng(Seed);
+  std::uniform_real_distribution<float> Dist(-1, 1);
+  std::vector<Tensor> In;
+  for (Value *V : G.inputs()) {
+    Tensor T(V->dtype(), V->type().staticDims());
+    for (int64_t I = 0; I < T.numElements(); ++I)
+      T.mutableData<float>()[I] = Dist(Rng);
+    In.push_back(T);
+  }
+  auto Out = runReference(G, In);
+  if (!Out) {
+    ADD_FAILURE() << llvm::toString(Out.takeError());
+    return {};
+  }
+  return *Out;
+}
+
+/// P must change the graph in Text, leave IR containing MustContain, and
+/// keep the graph's function (reference outputs within Tol).
+inline void expectRewriteKeepsFunction(Pass &P, llvm::StringRef Text,
+                                       llvm::StringRef MustContain,
+                                       double Tol) {
+  auto Before = parseOrDie(Text);
+  auto After = parseOrDie(Text);
+  ASSERT_TRUE(Before && After);
+  DecisionLog Log;
+  llvm::Expected<bool> Changed = P.run(*After, Log);
+  ASSERT_TRUE(bool(Changed)) << llvm::toString(Changed.takeError());
+  EXPECT_TRUE(*Changed);
+  ASSERT_FALSE(bool(verifyGraph(*After)));
+  std::string AfterText = graphToString(*After);
+  EXPECT_NE(AfterText.find(MustContain.str()), std::string::npos) << AfterText;
+  auto A = runRandom(*Before, 7), B = runRandom(*After, 7);
+  ASSERT_EQ(A.size(), B.size());
+  for (size_t I = 0; I < A.size(); ++I) {
+    ASSERT_EQ(A[I].dims(), B[I].dims());
+    for (int64_t J = 0; J < A[I].numElements(); ++J)
+      EXPECT_NEAR(A[I].data<float>()[J], B[I].data<float>()[J], Tol) << J;
+  }
 }
 
 } // namespace test

@@ -78,7 +78,8 @@ TEST(Pipeline, DumpsNumberedFilesAfterEachPass) {
 
 TEST(Pipeline, PassNamesAreInPipelineOrder) {
   std::vector<std::string> Expected = {
-      "identity-elimination", "shape-folding", "constant-folding",
-      "dead-code-elimination", "conv-pad-legalization"};
+      "identity-elimination",  "shape-folding",
+      "constant-folding",      "dead-code-elimination",
+      "conv-pad-legalization", "matmul-broadcast-legalization"};
   EXPECT_EQ(pipelinePassNames(), Expected);
 }
