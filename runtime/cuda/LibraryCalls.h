@@ -12,7 +12,9 @@
 
 #include "runtime/cuda/CudaSupport.h"
 #include "runtime/cuda/Plan.h"
+#include "llvm/ADT/ArrayRef.h"
 #include <memory>
+#include <utility>
 
 namespace solder {
 
@@ -59,6 +61,11 @@ public:
                       void *Workspace, size_t WorkspaceBytes) const;
 
 private:
+  /// Index of the fastest of Choices ((algo, math type) pairs), timed on
+  /// scratch buffers.
+  llvm::Expected<int> retime(cudnnHandle_t H,
+                             llvm::ArrayRef<std::pair<int, int>> Choices,
+                             size_t WorkspaceBytes) const;
   const ConvConfig *Config = nullptr;
   cudnnTensorDescriptor_t XDesc = nullptr, YDesc = nullptr;
   cudnnFilterDescriptor_t WDesc = nullptr;
