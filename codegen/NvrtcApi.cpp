@@ -1,7 +1,6 @@
 //===- NvrtcApi.cpp - NVRTC, loaded on first use --------------------------===//
 #include "codegen/NvrtcApi.h"
 #include "codegen/SharedLibrary.h"
-#include <mutex>
 
 namespace solder {
 
@@ -20,16 +19,8 @@ static llvm::Error loadNvrtc(NvrtcApi &Api) {
 }
 
 llvm::Expected<const NvrtcApi *> nvrtcApi() {
-  static std::once_flag Once;
-  static NvrtcApi Api;
-  static std::string Failure;
-  std::call_once(Once, [] {
-    if (llvm::Error E = loadNvrtc(Api))
-      Failure = llvm::toString(std::move(E));
-  });
-  if (!Failure.empty())
-    return llvm::createStringError(llvm::inconvertibleErrorCode(), Failure);
-  return &Api;
+  static SharedLibraryTable<NvrtcApi> Api;
+  return Api.get(loadNvrtc);
 }
 
 } // namespace solder

@@ -17,6 +17,7 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/DynamicLibrary.h"
 #include "llvm/Support/Error.h"
+#include <mutex>
 #include <string>
 
 namespace solder {
@@ -40,6 +41,33 @@ llvm::Error resolveSymbol(llvm::sys::DynamicLibrary &Lib,
   Fn = reinterpret_cast<FnT>(Sym);
   return llvm::Error::success();
 }
+
+/// A table of function pointers filled once per process (the loader behind
+/// it is process-wide): get() runs Load the first time and afterwards
+/// returns the same table, or the same error.
+template <typename TableT> class SharedLibraryTable {
+public:
+  template <typename LoadFn> llvm::Expected<const TableT *> get(LoadFn Load) {
+    std::call_once(Once, [&] {
+      if (llvm::Error E = Load(Table))
+        Failure = llvm::toString(std::move(E));
+      else
+        Loaded = true;
+    });
+    if (!Loaded)
+      return llvm::createStringError(llvm::inconvertibleErrorCode(), Failure);
+    return &Table;
+  }
+  /// For callers that already had get() succeed.
+  bool loaded() const { return Loaded; }
+  const TableT &table() const { return Table; }
+
+private:
+  std::once_flag Once;
+  TableT Table;
+  std::string Failure;
+  bool Loaded = false;
+};
 
 } // namespace solder
 

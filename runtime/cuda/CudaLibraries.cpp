@@ -2,7 +2,6 @@
 #include "runtime/cuda/CudaLibraries.h"
 #include "codegen/SharedLibrary.h"
 #include <cassert>
-#include <mutex>
 
 namespace solder {
 
@@ -34,36 +33,18 @@ static llvm::Error loadInto(CudaLibraries &L) {
   return llvm::Error::success();
 }
 
-namespace {
-struct LoadState {
-  std::once_flag Once;
-  CudaLibraries Table;
-  std::string Failure;
-  bool Loaded = false;
-};
-LoadState &state() {
-  // Process-wide like the dynamic loader behind it.
-  static LoadState S;
-  return S;
+static SharedLibraryTable<CudaLibraries> &libraries() {
+  static SharedLibraryTable<CudaLibraries> Libs;
+  return Libs;
 }
-} // namespace
 
 llvm::Expected<const CudaLibraries *> loadCudaLibraries() {
-  LoadState &S = state();
-  std::call_once(S.Once, [&S] {
-    if (llvm::Error E = loadInto(S.Table))
-      S.Failure = llvm::toString(std::move(E));
-    else
-      S.Loaded = true;
-  });
-  if (!S.Loaded)
-    return llvm::createStringError(llvm::inconvertibleErrorCode(), S.Failure);
-  return &S.Table;
+  return libraries().get(loadInto);
 }
 
 const CudaLibraries &cudaLibs() {
-  assert(state().Loaded && "loadCudaLibraries() must succeed first");
-  return state().Table;
+  assert(libraries().loaded() && "loadCudaLibraries() must succeed first");
+  return libraries().table();
 }
 
 } // namespace solder

@@ -27,12 +27,23 @@ static uint64_t mix(uint64_t H, uint64_t W) {
   return H ^ (H >> 32);
 }
 
-void PlanChecksum::block(const char *P) {
-  for (int L = 0; L < 4; ++L) {
-    uint64_t W;
-    std::memcpy(&W, P + 8 * L, 8);
-    Lanes[L] = mix(Lanes[L], W);
+/// Mixes whole 32-byte blocks into the four lanes. The lanes are locals in
+/// the loop: stores to an array could alias the char input, which would
+/// serialize the loop on memory.
+static void mixBlocks(uint64_t (&Lanes)[4], const char *P, size_t Blocks) {
+  uint64_t L0 = Lanes[0], L1 = Lanes[1], L2 = Lanes[2], L3 = Lanes[3];
+  for (size_t B = 0; B < Blocks; ++B, P += 32) {
+    uint64_t W[4];
+    std::memcpy(W, P, sizeof(W));
+    L0 = mix(L0, W[0]);
+    L1 = mix(L1, W[1]);
+    L2 = mix(L2, W[2]);
+    L3 = mix(L3, W[3]);
   }
+  Lanes[0] = L0;
+  Lanes[1] = L1;
+  Lanes[2] = L2;
+  Lanes[3] = L3;
 }
 
 void PlanChecksum::update(StringRef Bytes) {
@@ -47,24 +58,13 @@ void PlanChecksum::update(StringRef Bytes) {
     N -= Take;
     if (TailBytes < sizeof(Tail))
       return;
-    block(Tail);
+    mixBlocks(Lanes, Tail, 1);
     TailBytes = 0;
   }
-  // Lanes in locals: stores to the member array could alias the char
-  // input, which would serialize the loop on memory.
-  uint64_t L0 = Lanes[0], L1 = Lanes[1], L2 = Lanes[2], L3 = Lanes[3];
-  for (; N >= sizeof(Tail); P += sizeof(Tail), N -= sizeof(Tail)) {
-    uint64_t W[4];
-    std::memcpy(W, P, sizeof(W));
-    L0 = mix(L0, W[0]);
-    L1 = mix(L1, W[1]);
-    L2 = mix(L2, W[2]);
-    L3 = mix(L3, W[3]);
-  }
-  Lanes[0] = L0;
-  Lanes[1] = L1;
-  Lanes[2] = L2;
-  Lanes[3] = L3;
+  size_t Blocks = N / sizeof(Tail);
+  mixBlocks(Lanes, P, Blocks);
+  P += Blocks * sizeof(Tail);
+  N -= Blocks * sizeof(Tail);
   std::memcpy(Tail, P, N);
   TailBytes = N;
 }
@@ -294,7 +294,6 @@ static std::string serializeMetadata(const Plan &P) {
   }
   W.pod<uint64_t>(P.ArenaBytes);
   W.pod<uint64_t>(P.NaiveArenaBytes);
-  W.pod<uint64_t>(P.Weights.size());
   return std::move(W.Out);
 }
 
@@ -518,8 +517,6 @@ Expected<Plan> deserializePlan(StringRef Bytes,
   }
   P.ArenaBytes = R.pod<uint64_t>();
   P.NaiveArenaBytes = R.pod<uint64_t>();
-  if (R.pod<uint64_t>() != WeightSize)
-    R.Failed = true;
   if (R.Failed || !R.atEnd())
     return planFileError("plan file is corrupt (malformed payload)");
   if (Owner)

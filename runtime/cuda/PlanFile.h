@@ -49,7 +49,6 @@ public:
   uint64_t finish() const;
 
 private:
-  void block(const char *P);
   uint64_t Lanes[4] = {0x243f6a8885a308d3ULL, 0x13198a2e03707344ULL,
                        0xa4093822299f31d0ULL, 0x082efa98ec4e6c89ULL};
   char Tail[32];
