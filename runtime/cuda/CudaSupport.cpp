@@ -72,19 +72,19 @@ static Expected<std::string> archFromNvml() {
   if (!Lib)
     return Lib.takeError();
   Nvml N;
-  Error E = joinErrors(
-      resolveSymbol(*Lib, Soname, "nvmlInit_v2", N.Init),
-      joinErrors(
-          resolveSymbol(*Lib, Soname, "nvmlShutdown", N.Shutdown),
-          joinErrors(
-              resolveSymbol(*Lib, Soname, "nvmlDeviceGetCount_v2", N.GetCount),
-              joinErrors(resolveSymbol(*Lib, Soname,
-                                       "nvmlDeviceGetHandleByIndex_v2",
-                                       N.GetHandle),
-                         resolveSymbol(*Lib, Soname,
-                                       "nvmlDeviceGetCudaComputeCapability",
-                                       N.GetComputeCapability)))));
-  if (E)
+  if (Error E = resolveSymbol(*Lib, Soname, "nvmlInit_v2", N.Init))
+    return std::move(E);
+  if (Error E = resolveSymbol(*Lib, Soname, "nvmlShutdown", N.Shutdown))
+    return std::move(E);
+  if (Error E =
+          resolveSymbol(*Lib, Soname, "nvmlDeviceGetCount_v2", N.GetCount))
+    return std::move(E);
+  if (Error E = resolveSymbol(*Lib, Soname, "nvmlDeviceGetHandleByIndex_v2",
+                              N.GetHandle))
+    return std::move(E);
+  if (Error E =
+          resolveSymbol(*Lib, Soname, "nvmlDeviceGetCudaComputeCapability",
+                        N.GetComputeCapability))
     return std::move(E);
   if (N.Init() != 0)
     return createStringError(inconvertibleErrorCode(), "nvmlInit failed");
