@@ -305,27 +305,22 @@ convertTensor(TensorProto &TP, bool MayMove, llvm::StringRef BaseDir,
       return Data.takeError();
     return Tensor::fromBytes(*Elem, Dims, std::move(*Data));
   }
-  if (CutRaw) {
-    if (CutRaw->size() != Bytes)
-      return makeError(What + " has " + llvm::Twine(CutRaw->size()) +
+  std::optional<llvm::StringRef> Raw = CutRaw;
+  if (!Raw && TP.has_raw_data())
+    Raw = TP.raw_data();
+  if (Raw) {
+    if (Raw->size() != Bytes)
+      return makeError(What + " has " + llvm::Twine(Raw->size()) +
                        " bytes of raw data but its shape " +
                        typeToString(TensorType(*Elem, Dims)) + " needs " +
                        llvm::Twine(Bytes));
-    if (Owner)
-      return Tensor::view(*Elem, Dims, CutRaw->data(), std::move(Owner));
-    return Tensor::copyOf(*Elem, Dims, CutRaw->data());
-  }
-  if (TP.has_raw_data()) {
-    if (TP.raw_data().size() != Bytes)
-      return makeError(What + " has " + llvm::Twine(TP.raw_data().size()) +
-                       " bytes of raw data but its shape " +
-                       typeToString(TensorType(*Elem, Dims)) + " needs " +
-                       llvm::Twine(Bytes));
-    if (!MayMove)
-      return Tensor::copyOf(*Elem, Dims, TP.raw_data().data());
-    std::string Raw;
-    Raw.swap(*TP.mutable_raw_data());
-    return Tensor::fromBytes(*Elem, Dims, std::move(Raw));
+    if (CutRaw && Owner)
+      return Tensor::view(*Elem, Dims, Raw->data(), std::move(Owner));
+    if (CutRaw || !MayMove)
+      return Tensor::copyOf(*Elem, Dims, Raw->data());
+    std::string Moved;
+    Moved.swap(*TP.mutable_raw_data());
+    return Tensor::fromBytes(*Elem, Dims, std::move(Moved));
   }
   switch (*Elem) {
   case DType::F32:
