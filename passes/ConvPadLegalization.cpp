@@ -139,23 +139,19 @@ llvm::Expected<Decision> legalizeConvTranspose(Graph &G, Node &N) {
 } // namespace
 
 llvm::Expected<bool> ConvPadLegalization::run(Graph &G, DecisionLog &Log) {
-  std::vector<Node *> Candidates;
-  for (auto &N : G.nodes())
-    if ((N->kind() == OpKind::Conv || N->kind() == OpKind::ConvTranspose) &&
-        N->operand(0)->type().isStatic() && N->operand(1)->type().isStatic() &&
-        N->result(0)->type().isStatic())
-      Candidates.push_back(N.get());
-  bool Changed = false;
-  for (Node *N : Candidates) {
-    llvm::Expected<Decision> D = N->kind() == OpKind::Conv
-                                     ? legalizeConv(G, *N)
-                                     : legalizeConvTranspose(G, *N);
-    if (!D)
-      return D.takeError();
-    Log.note(*N, *D);
-    Changed |= D->Applied;
-  }
-  return Changed;
+  return rewriteMatching(
+      G, Log,
+      [](const Node &N) {
+        return (N.kind() == OpKind::Conv ||
+                N.kind() == OpKind::ConvTranspose) &&
+               N.operand(0)->type().isStatic() &&
+               N.operand(1)->type().isStatic() &&
+               N.result(0)->type().isStatic();
+      },
+      [&G](Node &N) {
+        return N.kind() == OpKind::Conv ? legalizeConv(G, N)
+                                        : legalizeConvTranspose(G, N);
+      });
 }
 
 } // namespace solder

@@ -58,20 +58,13 @@ llvm::Expected<Decision> legalize(Graph &G, Node &N) {
 
 llvm::Expected<bool> MatMulBroadcastLegalization::run(Graph &G,
                                                       DecisionLog &Log) {
-  std::vector<Node *> Candidates;
-  for (auto &N : G.nodes())
-    if (N->kind() == OpKind::MatMul && N->operand(0)->type().isStatic() &&
-        N->operand(1)->type().isStatic())
-      Candidates.push_back(N.get());
-  bool Changed = false;
-  for (Node *N : Candidates) {
-    llvm::Expected<Decision> D = legalize(G, *N);
-    if (!D)
-      return D.takeError();
-    Log.note(*N, *D);
-    Changed |= D->Applied;
-  }
-  return Changed;
+  return rewriteMatching(
+      G, Log,
+      [](const Node &N) {
+        return N.kind() == OpKind::MatMul && N.operand(0)->type().isStatic() &&
+               N.operand(1)->type().isStatic();
+      },
+      [&G](Node &N) { return legalize(G, N); });
 }
 
 } // namespace solder

@@ -37,6 +37,27 @@ private:
   std::vector<std::string> Entries;
 };
 
+/// Runs Rewrite (Node & -> Expected<Decision>) on each node Match accepts,
+/// all collected before the first rewrite (rewrites insert nodes), and notes
+/// every decision. Returns whether any rewrite applied.
+template <typename MatchT, typename RewriteT>
+llvm::Expected<bool> rewriteMatching(Graph &G, DecisionLog &Log, MatchT Match,
+                                     RewriteT Rewrite) {
+  std::vector<Node *> Candidates;
+  for (auto &N : G.nodes())
+    if (Match(*N))
+      Candidates.push_back(N.get());
+  bool Changed = false;
+  for (Node *N : Candidates) {
+    llvm::Expected<Decision> D = Rewrite(*N);
+    if (!D)
+      return D.takeError();
+    Log.note(*N, *D);
+    Changed |= D->Applied;
+  }
+  return Changed;
+}
+
 class Pass {
 public:
   virtual ~Pass() = default;

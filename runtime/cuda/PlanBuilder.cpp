@@ -185,8 +185,8 @@ private:
   Error addLibraryNode(const Node &N);
   Error addMatMul(const Node &N);
   Error addGemm(const Node &N);
-  Error addConv(const Node &N);
-  Error addConvTranspose(const Node &N);
+  /// Conv, or ConvTranspose (cuDNN backward data) when Transpose.
+  Error addConv(const Node &N, bool Transpose);
   void addHelperKernel(PlanKernel K, const Value *Out, const Value *In,
                        const Node &N, bool ReadsOut);
   Error placeBuffers();
@@ -431,19 +431,21 @@ Error symmetricPads(const Node &N, ArrayRef<int64_t> Begin,
   return Error::success();
 }
 
-Error Builder::addConv(const Node &N) {
+Error Builder::addConv(const Node &N, bool Transpose) {
+  const char *Op = Transpose ? "ConvTranspose" : "Conv";
   const Value *X = outer(N.operand(0)), *W = outer(N.operand(1));
   const Value *Bv = N.operand(2) ? outer(N.operand(2)) : nullptr;
   const Value *Y = N.result(0);
   DType T = Y->dtype();
   if (T != DType::F32 && T != DType::F16 && T != DType::BF16 && T != DType::F64)
-    return planError(N.describe() + ": Conv of " + dtypeName(T) +
+    return planError(N.describe() + ": " + Op + " of " + dtypeName(T) +
                      " is not supported on the GPU");
   SmallVector<int64_t, 4> XD = dims(X), WD = dims(W), YD = dims(Y);
-  unsigned R = XD.size() - 2;
   if (XD.size() < 3 || XD.size() > 5 || WD.size() != XD.size())
-    return planError(N.describe() + ": only 1-D, 2-D and 3-D convolutions "
-                                    "run on the GPU");
+    return planError(N.describe() + ": only 1-D, 2-D and 3-D " +
+                     (Transpose ? "transposed convolutions" : "convolutions") +
+                     " run on the GPU");
+  unsigned R = XD.size() - 2;
   const AttrMap &At = N.attrs();
   std::vector<int64_t> Strides =
       At.getInts("strides", std::vector<int64_t>(R, 1));
@@ -454,7 +456,12 @@ Error Builder::addConv(const Node &N) {
                                     ArrayRef<int64_t>(YD).drop_front(2));
   ConvConfig C;
   C.Elem = T;
+  C.Transpose = Transpose;
   C.AllowTF32 = Opts.AllowTF32;
+  // For ConvTranspose, the extra output_padding rows belong to no window of
+  // the equivalent forward convolution: cuDNN fills them from the (zero)
+  // contributions as long as the forward shape rule still holds, which it
+  // checks.
   if (Error E = symmetricPads(N, Pads.Begin, Pads.End, C.Pads))
     return E;
   C.Strides.assign(Strides.begin(), Strides.end());
@@ -475,72 +482,8 @@ Error Builder::addConv(const Node &N) {
   ProtoStep S;
   S.K = PlanStep::Kind::Conv;
   S.Index = P.Convs.size();
-  S.Label = N.describe() + " (conv " + typeToString(X->type()) + " * " +
-            typeToString(W->type()) + ")";
-  S.Reads = {X, W};
-  S.Writes = {Y};
-  P.Convs.push_back(std::move(C));
-  Steps.push_back(std::move(S));
-  if (Bv) {
-    int64_t Inner = 1;
-    for (size_t I = 2; I < YD.size(); ++I)
-      Inner *= YD[I];
-    addHelperKernel(biasAddKernel(T, YD[0], YD[1], Inner), Y, Bv, N,
-                    /*ReadsOut=*/true);
-  }
-  return Error::success();
-}
-
-Error Builder::addConvTranspose(const Node &N) {
-  const Value *X = outer(N.operand(0)), *W = outer(N.operand(1));
-  const Value *Bv = N.operand(2) ? outer(N.operand(2)) : nullptr;
-  const Value *Y = N.result(0);
-  DType T = Y->dtype();
-  if (T != DType::F32 && T != DType::F16 && T != DType::BF16 && T != DType::F64)
-    return planError(N.describe() + ": ConvTranspose of " + dtypeName(T) +
-                     " is not supported on the GPU");
-  SmallVector<int64_t, 4> XD = dims(X), WD = dims(W), YD = dims(Y);
-  if (XD.size() < 3 || XD.size() > 5 || WD.size() != XD.size())
-    return planError(N.describe() + ": only 1-D, 2-D and 3-D transposed "
-                                    "convolutions run on the GPU");
-  unsigned R = XD.size() - 2;
-  const AttrMap &At = N.attrs();
-  std::vector<int64_t> Strides =
-      At.getInts("strides", std::vector<int64_t>(R, 1));
-  std::vector<int64_t> Dil =
-      At.getInts("dilations", std::vector<int64_t>(R, 1));
-  ConvPads Pads = effectiveConvPads(N, ArrayRef<int64_t>(XD).drop_front(2),
-                                    ArrayRef<int64_t>(WD).drop_front(2),
-                                    ArrayRef<int64_t>(YD).drop_front(2));
-  ConvConfig C;
-  C.Elem = T;
-  C.Transpose = true;
-  C.AllowTF32 = Opts.AllowTF32;
-  // The extra output_padding rows belong to no window of the equivalent
-  // forward convolution: cuDNN fills them from the (zero) contributions as
-  // long as the forward shape rule still holds, which it checks.
-  if (Error E = symmetricPads(N, Pads.Begin, Pads.End, C.Pads))
-    return E;
-  C.Strides.assign(Strides.begin(), Strides.end());
-  C.Dilations.assign(Dil.begin(), Dil.end());
-  C.Groups = int(At.getInt("group", 1));
-  C.XDims.assign(XD.begin(), XD.end());
-  C.WDims.assign(WD.begin(), WD.end());
-  C.YDims.assign(YD.begin(), YD.end());
-  if (R == 1) {
-    C.XDims.insert(C.XDims.begin() + 2, 1);
-    C.WDims.insert(C.WDims.begin() + 2, 1);
-    C.YDims.insert(C.YDims.begin() + 2, 1);
-    C.Pads.insert(C.Pads.begin(), 0);
-    C.Strides.insert(C.Strides.begin(), 1);
-    C.Dilations.insert(C.Dilations.begin(), 1);
-  }
-  ConvVals.push_back({X, W, Y});
-  ProtoStep S;
-  S.K = PlanStep::Kind::Conv;
-  S.Index = P.Convs.size();
-  S.Label = N.describe() + " (conv-transpose " + typeToString(X->type()) +
-            " * " + typeToString(W->type()) + ")";
+  S.Label = N.describe() + (Transpose ? " (conv-transpose " : " (conv ") +
+            typeToString(X->type()) + " * " + typeToString(W->type()) + ")";
   S.Reads = {X, W};
   S.Writes = {Y};
   P.Convs.push_back(std::move(C));
@@ -565,9 +508,9 @@ Error Builder::addLibraryNode(const Node &N) {
   case OpKind::Gemm:
     return addGemm(N);
   case OpKind::Conv:
-    return addConv(N);
+    return addConv(N, /*Transpose=*/false);
   case OpKind::ConvTranspose:
-    return addConvTranspose(N);
+    return addConv(N, /*Transpose=*/true);
   default:
     return planError(N.describe() + ": not a library op");
   }
