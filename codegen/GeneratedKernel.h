@@ -32,6 +32,8 @@ struct GeneratedKernel {
   /// dump-kernels headers and profiles.
   std::vector<std::string> NodeNames;
   std::string Summary;
+  /// The fused group implemented (FusedGroup id), or -1 for a single node.
+  int64_t GroupId = -1;
 };
 
 } // namespace solder

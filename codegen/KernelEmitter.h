@@ -38,6 +38,9 @@ struct CodegenOptions {
   /// Use 64-bit index arithmetic even when every tensor is small enough for
   /// 32-bit (for testing the wide path).
   bool Force64BitIndex = false;
+  /// Test only: the kernel of the fused group with this id adds a small
+  /// error to its first output (see `solder compare`).
+  int64_t PerturbGroupId = -1;
 };
 
 /// Deterministic kernel names: `solder_<node index>_<op>` where the index

@@ -52,6 +52,8 @@ const AttrSpec LRNAttrs[] = {{"alpha", K::Float},
                              {"size", K::Int}};
 const AttrSpec ShapeAttrs[] = {{"start", K::Int}, {"end", K::Int}};
 const AttrSpec ConstantOfShapeAttrs[] = {{"value", K::Tensor}};
+const AttrSpec FusedGroupAttrs[] = {
+    {"id", K::Int}, {"kind", K::String}, {"members", K::Strings}};
 
 template <size_t N> llvm::ArrayRef<AttrSpec> specs(const AttrSpec (&A)[N]) {
   return llvm::ArrayRef<AttrSpec>(A, N);
@@ -163,6 +165,8 @@ Extra extraFor(OpKind Op) {
     return {specs(AxisAttrs), sameAsFirst};
   case OpKind::LayerNormalization:
     return {specs(LayerNormAttrs), layerNorm};
+  case OpKind::RMSNormalization:
+    return {specs(LayerNormAttrs), rmsNorm};
   case OpKind::GlobalAveragePool:
   case OpKind::GlobalMaxPool:
     return {none(), globalPool};
@@ -186,6 +190,8 @@ Extra extraFor(OpKind Op) {
     return {specs(ConstantOfShapeAttrs), constantOfShape};
   case OpKind::Range:
     return {none(), range};
+  case OpKind::FusedGroup:
+    return {specs(FusedGroupAttrs), fusedGroup};
   }
   return {none(), nullptr};
 }

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ir/Verifier.h"
+#include "ir/FusedGroup.h"
 #include "ir/OpRegistry.h"
 #include "ir/Printer.h"
 #include "llvm/ADT/DenseSet.h"
@@ -41,6 +42,7 @@ private:
   void checkUses(const Value *V);
   void checkNode(const Graph &G, const Node &N);
   void checkInferredTypes(const Node &N);
+  void checkFusedGroup(const Node &N, const std::string &D);
 
   std::vector<std::string> &Errors;
   std::string Prefix;
@@ -177,10 +179,34 @@ void Verifier::checkNode(const Graph &G, const Node &N) {
   if (Structural)
     checkInferredTypes(N);
 
+  if (N.kind() == OpKind::FusedGroup)
+    checkFusedGroup(N, D);
+  else if (N.body())
+    fail(D + ": only FusedGroup nodes have a body");
   if (const Graph *Body = N.body()) {
     Verifier Sub(Errors, Prefix + "in the body of " + D + ": ");
     Sub.run(*Body);
   }
+}
+
+void Verifier::checkFusedGroup(const Node &N, const std::string &D) {
+  const Graph *Body = N.body();
+  if (!Body) {
+    fail(D + ": has no body");
+    return;
+  }
+  // Operand/result counts and types against the body are checked by shape
+  // inference (checkInferredTypes); here the rest of the contract.
+  if (!parseGroupKind(N.attrs().getString("kind", "")))
+    fail(D + ": kind must be contraction, loop or reduction");
+  if (N.attrs().getInt("id", -1) < 0)
+    fail(D + ": has no id");
+  for (const auto &M : Body->nodes())
+    if (M->kind() == OpKind::FusedGroup || M->body())
+      fail(D + ": body holds " + M->describe() + " (groups do not nest)");
+  for (const Value *V : Body->outputs())
+    if (V->isGraphInput())
+      fail(D + ": body output '" + V->name() + "' is a body input");
 }
 
 void Verifier::checkInferredTypes(const Node &N) {

@@ -26,15 +26,26 @@ struct Decision {
   explicit operator bool() const { return Applied; }
 };
 
+/// One noted decision, kept for the fusion report.
+struct DecisionRecord {
+  std::string Pass;     ///< the pass that decided (set by the pipeline)
+  std::string Node;     ///< Node::describe() of the candidate
+  std::string OnnxName; ///< the candidate's ONNX node name (may be empty)
+  bool Applied = false;
+  std::string Reason;
+};
+
 /// Reasons collected during one pass run ("Conv node 'c1': not fused: ...").
 class DecisionLog {
 public:
   void note(const Node &N, const Decision &D);
-  llvm::ArrayRef<std::string> entries() const { return Entries; }
-  void clear() { Entries.clear(); }
+  /// The decisions as lines: "<node>: applied|not applied: <reason>".
+  std::vector<std::string> entries() const;
+  llvm::ArrayRef<DecisionRecord> records() const { return Records; }
+  void clear() { Records.clear(); }
 
 private:
-  std::vector<std::string> Entries;
+  std::vector<DecisionRecord> Records;
 };
 
 /// Runs Rewrite (Node & -> Expected<Decision>) on each node Match accepts,

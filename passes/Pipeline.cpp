@@ -127,6 +127,11 @@ llvm::Error runPipeline(Graph &G, const PipelineOptions &Opts) {
         if (Opts.DebugStream)
           for (const std::string &Line : Log.entries())
             *Opts.DebugStream << "[" << P->name() << "] " << Line << "\n";
+        if (Opts.Decisions)
+          for (DecisionRecord R : Log.records()) {
+            R.Pass = P->name().str();
+            Opts.Decisions->push_back(std::move(R));
+          }
         if (Opts.VerifyEachPass)
           if (auto E = verifyGraph(G))
             return makeError("IR invalid after " + P->name() + ": " +

@@ -31,6 +31,15 @@ struct PipelineOptions {
   /// Compiling for the GPU: adds the passes that shape the graph for the
   /// library calls (conv-pad-legalization).
   bool TargetGpu = false;
+  /// Fusion (issue 7): NoFusion skips every fusion pass (batchnorm folding
+  /// and pattern recognition still run: they change no step structure).
+  bool NoFusion = false;
+  /// Fusion instances not to form: a group id ("7") or an ONNX node name;
+  /// a group that would contain the node is not formed.
+  std::vector<std::string> DisabledFusions;
+  /// When set, every decision of every pass is appended here (with the
+  /// pass name) for the fusion report.
+  std::vector<DecisionRecord> *Decisions = nullptr;
   /// Constant folding does not materialize results larger than this
   /// (bytes), so a folded broadcast cannot blow up the weights.
   size_t MaxFoldedConstantBytes = size_t(64) << 20;

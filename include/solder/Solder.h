@@ -61,6 +61,13 @@ struct CompileOptions {
   bool AllowTF32 = false;
   /// Pipeline passes to skip, by name.
   std::vector<std::string> DisabledPasses;
+  /// No fusion at all (every op its own step), and fusion instances not to
+  /// form (group ids or ONNX node names); see PipelineOptions.
+  bool NoFusion = false;
+  std::vector<std::string> DisabledFusions;
+  /// Test only: the generated kernel of this group id adds a small error
+  /// to its first output, so `solder compare` can be shown to find it.
+  int64_t PerturbGroupId = -1;
   /// Progress lines for long steps; null = quiet.
   llvm::raw_ostream *Progress = nullptr;
 };

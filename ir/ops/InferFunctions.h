@@ -46,12 +46,16 @@ llvm::Error range(InferContext &C);
 // NeuralNetInfer.cpp
 llvm::Error reduce(InferContext &C);
 llvm::Error layerNorm(InferContext &C);
+llvm::Error rmsNorm(InferContext &C);
 llvm::Error globalPool(InferContext &C);
 llvm::Error conv(InferContext &C);
 llvm::Error convTranspose(InferContext &C);
 llvm::Error matMul(InferContext &C);
 llvm::Error gemm(InferContext &C);
 llvm::Error pool(InferContext &C);
+
+// FusedGroupInfer.cpp
+llvm::Error fusedGroup(InferContext &C);
 
 } // namespace infer
 } // namespace solder

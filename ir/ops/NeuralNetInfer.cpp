@@ -71,6 +71,16 @@ llvm::Error layerNorm(InferContext &C) {
   return llvm::Error::success();
 }
 
+llvm::Error rmsNorm(InferContext &C) {
+  const TensorType &X = C.operandType(0);
+  if (!normalizeAxis(C.attrs().getInt("axis", -1), X.rank()))
+    return C.error("axis out of range for " + typeToString(X));
+  if (!isFloat(X.Elem))
+    return C.error("expects a float input, got " + typeToString(X));
+  C.setResultType(0, X);
+  return llvm::Error::success();
+}
+
 llvm::Error globalPool(InferContext &C) {
   const TensorType &X = C.operandType(0);
   if (X.rank() < 3)

@@ -18,6 +18,7 @@
 #define SOLDER_RUNTIME_CUDA_PLAN_H
 
 #include "ir/DType.h"
+#include "passes/Pass.h"
 #include "runtime/cuda/WeightBlob.h"
 #include <array>
 #include <cstdint>
@@ -113,6 +114,19 @@ struct PlanStep {
   std::vector<BufferRef> Args;
   /// The node(s) implemented, for messages and profiles.
   std::string Label;
+  /// The fused group (FusedGroup id) this step belongs to, or -1.
+  int64_t GroupId = -1;
+};
+
+/// One fused group of the compiled graph and how the plan runs it.
+struct PlanGroup {
+  int64_t Id = -1;
+  std::string Kind;                 ///< "contraction", "loop", "reduction"
+  std::vector<std::string> Members; ///< ONNX node names, in body order
+  /// How it runs, e.g. "cuBLASLt matmul, epilogue BIAS + residual (beta C)"
+  /// or "cuDNN conv + generated kernel solder_12_fused".
+  std::string RunsAs;
+  std::vector<uint32_t> Steps; ///< indices into Plan::Steps, in order
 };
 
 /// One intermediate placed in the arena (for reports and tests).
@@ -137,6 +151,10 @@ struct Plan {
   std::vector<PlanBuffer> Buffers;
   uint64_t ArenaBytes = 0;
   uint64_t NaiveArenaBytes = 0;
+  /// The fused groups, in graph order, and every decision the pipeline's
+  /// passes noted (applied and rejected, with reasons): the fusion report.
+  std::vector<PlanGroup> Groups;
+  std::vector<DecisionRecord> Decisions;
   /// Every constant a step reads, 256-byte aligned.
   WeightBlob Weights;
 

@@ -314,5 +314,63 @@ llvm::Error evalLayerNormalization(KernelContext &Ctx) {
   });
 }
 
+//===----------------------------------------------------------------------===//
+// RMSNormalization (ONNX opset 23)
+//===----------------------------------------------------------------------===//
+
+llvm::Error evalRMSNormalization(KernelContext &Ctx) {
+  auto XOr = requireOperand(Ctx, 0);
+  if (!XOr)
+    return XOr.takeError();
+  auto ScaleOr = requireOperand(Ctx, 1);
+  if (!ScaleOr)
+    return ScaleOr.takeError();
+  const Tensor &X = **XOr, &Scale = **ScaleOr;
+  if (X.rank() == 0)
+    return Ctx.error("input must have rank >= 1");
+  auto AxisOr = normalizeAxis(Ctx, Ctx.attrs().getInt("axis", -1), X.rank());
+  if (!AxisOr)
+    return AxisOr.takeError();
+  unsigned Axis = *AxisOr;
+  double Epsilon = Ctx.attrs().getFloat("epsilon", 1e-5f);
+  if (Scale.dtype() != X.dtype())
+    return Ctx.error("scale must have the input's type " +
+                     dtypeName(X.dtype()) + ", got " +
+                     dtypeName(Scale.dtype()));
+  DimVector Dims;
+  if (!broadcastDims({X.dims(), Scale.dims()}, Dims) ||
+      llvm::ArrayRef<int64_t>(Dims) != X.dims())
+    return Ctx.error("scale must broadcast to the input's shape");
+  int64_t Outer = 1, Inner = 1;
+  for (unsigned I = 0; I < X.rank(); ++I)
+    (I < Axis ? Outer : Inner) *= X.dims()[I];
+
+  return visitDType<dtypes::Float>(Ctx, X.dtype(), [&](auto Tag) {
+    using Tr = TraitsOf<decltype(Tag)>;
+    using S = typename Tr::Storage;
+    using C = typename Tr::Compute;
+    const S *In = X.data<S>();
+    std::vector<double> Norm(X.numElements());
+    for (int64_t O = 0; O < Outer; ++O) {
+      const S *Row = In + O * Inner;
+      double SqSum = 0;
+      for (int64_t I = 0; I < Inner; ++I) {
+        double V = Tr::load(Row[I]);
+        SqSum += V * V;
+      }
+      double R = 1.0 / std::sqrt(SqSum / double(Inner) + Epsilon);
+      for (int64_t I = 0; I < Inner; ++I)
+        Norm[O * Inner + I] = double(Tr::load(Row[I])) * R;
+    }
+    Tensor Y(X.dtype(), X.dims());
+    mapBinary(Norm.data(), X.dims(), Scale.data<S>(), Scale.dims(),
+              Y.mutableData<S>(), X.dims(), [](double N, S Sc) {
+                return Tr::store(C(N * double(Tr::load(Sc))));
+              });
+    Ctx.Results[0] = std::move(Y);
+    return llvm::Error::success();
+  });
+}
+
 } // namespace ref
 } // namespace solder

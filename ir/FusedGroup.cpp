@@ -1,0 +1,253 @@
+//===- FusedGroup.cpp - Outlining and inlining fused groups ---------------===//
+#include "ir/FusedGroup.h"
+#include "ir/OpRegistry.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SetVector.h"
+#include <algorithm>
+
+namespace solder {
+
+llvm::StringRef groupKindName(GroupKind K) {
+  switch (K) {
+  case GroupKind::Contraction:
+    return "contraction";
+  case GroupKind::Loop:
+    return "loop";
+  case GroupKind::Reduction:
+    return "reduction";
+  }
+  return "?";
+}
+
+std::optional<GroupKind> parseGroupKind(llvm::StringRef S) {
+  for (GroupKind K :
+       {GroupKind::Contraction, GroupKind::Loop, GroupKind::Reduction})
+    if (S == groupKindName(K))
+      return K;
+  return std::nullopt;
+}
+
+bool isFusedGroup(const Node &N) { return N.kind() == OpKind::FusedGroup; }
+
+GroupInfo groupInfo(const Node &N) {
+  GroupInfo I;
+  I.Id = N.attrs().getInt("id", -1);
+  I.Kind = parseGroupKind(N.attrs().getString("kind", "loop"))
+               .value_or(GroupKind::Loop);
+  if (const Attribute *A = N.attrs().find("members"))
+    if (A->kind() == AttrKind::Strings)
+      I.Members = A->getStrings();
+  return I;
+}
+
+std::string memberName(const Node &N) {
+  return N.name().empty() ? N.describe() : N.name();
+}
+
+/// Copies N into G with its operands mapped through Map; its results get
+/// their old names and types and are added to Map.
+static Node *cloneInto(Graph &G, const Node &N,
+                       llvm::DenseMap<const Value *, Value *> &Map) {
+  llvm::SmallVector<Value *, 4> Ops;
+  for (Value *O : N.operands())
+    Ops.push_back(O ? Map.lookup(O) : nullptr);
+  std::vector<std::string> Names;
+  for (Value *R : N.results())
+    Names.push_back(R ? R->name() : "");
+  Node *C = G.addNode(N.kind(), Ops, Names, N.name());
+  C->attrs() = N.attrs();
+  for (unsigned I = 0; I < N.numResults(); ++I) {
+    Value *R = N.result(I);
+    if (!R)
+      continue;
+    C->result(I)->setType(R->type());
+    Map[R] = C->result(I);
+  }
+  return C;
+}
+
+llvm::Expected<Node *> outlineFusedGroup(Graph &G,
+                                         llvm::ArrayRef<Node *> MemberList,
+                                         GroupKind Kind, int64_t Id) {
+  llvm::DenseSet<const Node *> InGroup(MemberList.begin(), MemberList.end());
+  // Members in graph order.
+  std::vector<Node *> Members;
+  for (auto &N : G.nodes())
+    if (InGroup.count(N.get()))
+      Members.push_back(N.get());
+  if (Members.size() != InGroup.size())
+    return makeError("fused group " + llvm::Twine(Id) +
+                     ": a member is not a node of the graph");
+  for (Node *M : Members)
+    if (M->body())
+      return makeError(M->describe() + ": a fused group cannot nest");
+
+  // Operands (first use order) and results (member order).
+  llvm::SetVector<Value *> Operands;
+  std::vector<Value *> ScalarConstants, Results;
+  for (Node *M : Members)
+    for (Value *O : M->operands()) {
+      if (!O || (O->producer() && InGroup.count(O->producer())))
+        continue;
+      if (O->isConstant() && O->constant()->numElements() <= 1) {
+        if (!llvm::is_contained(ScalarConstants, O))
+          ScalarConstants.push_back(O);
+        continue;
+      }
+      Operands.insert(O);
+    }
+  for (Node *M : Members)
+    for (Value *R : M->results()) {
+      if (!R)
+        continue;
+      bool Outside = G.isOutput(R) || llvm::any_of(R->uses(), [&](Use U) {
+                       return !InGroup.count(U.User);
+                     });
+      if (Outside)
+        Results.push_back(R);
+    }
+  if (Results.empty())
+    return makeError("fused group " + llvm::Twine(Id) +
+                     ": no member result is used outside the group");
+
+  // The body.
+  auto Body = std::make_unique<Graph>("g" + std::to_string(Id));
+  Body->setOpsetVersion(G.opsetVersion());
+  llvm::DenseMap<const Value *, Value *> Map;
+  for (Value *O : Operands)
+    Map[O] = Body->addInput(O->name(), O->type());
+  for (Value *C : ScalarConstants)
+    Map[C] = Body->addConstant(C->name(), *C->constant());
+  std::vector<std::string> MemberNames;
+  for (Node *M : Members) {
+    cloneInto(*Body, *M, Map);
+    MemberNames.push_back(memberName(*M));
+  }
+  for (Value *R : Results)
+    Body->addOutput(Map.lookup(R));
+
+  // The group node, after the last member; results renamed into place once
+  // the members are gone.
+  std::vector<std::string> Fresh;
+  for (Value *R : Results)
+    Fresh.push_back(G.uniqueName(R->name() + ".fused"));
+  auto Pos = std::next(G.iteratorOf(Members.back()));
+  Node *Group = G.insertNode(Pos, OpKind::FusedGroup,
+                             llvm::SmallVector<Value *, 8>(Operands.begin(),
+                                                           Operands.end()),
+                             Fresh, "");
+  Group->attrs().set("id", Id);
+  Group->attrs().set("kind", groupKindName(Kind).str());
+  Group->attrs().set("members", MemberNames);
+  std::vector<std::string> OldNames;
+  for (unsigned I = 0; I < Results.size(); ++I) {
+    Group->result(I)->setType(Results[I]->type());
+    OldNames.push_back(Results[I]->name());
+    G.replaceAllUsesWith(Results[I], Group->result(I));
+  }
+  Group->setBody(std::move(Body));
+  for (auto It = Members.rbegin(); It != Members.rend(); ++It)
+    G.eraseNode(*It);
+  for (unsigned I = 0; I < Results.size(); ++I)
+    G.renameValue(Group->result(I), OldNames[I]);
+  if (llvm::Error E = sortTopologically(G))
+    return std::move(E);
+  return Group;
+}
+
+llvm::Error inlineFusedGroup(Graph &G, Node *Group) {
+  Graph *Body = Group->body();
+  if (!isFusedGroup(*Group) || !Body)
+    return makeError(Group->describe() + ": not a fused group");
+  llvm::DenseMap<const Value *, Value *> Map;
+  for (unsigned I = 0; I < Body->inputs().size(); ++I)
+    Map[Body->inputs()[I]] = Group->operand(I);
+  for (Value *C : Body->constants())
+    Map[C] = G.addConstant(G.uniqueName(C->name()), *C->constant());
+  // Clone body nodes in front of the group under fresh names; the group's
+  // results then take their names back.
+  auto Pos = G.iteratorOf(Group);
+  for (auto &N : Body->nodes()) {
+    llvm::SmallVector<Value *, 4> Ops;
+    for (Value *O : N->operands())
+      Ops.push_back(O ? Map.lookup(O) : nullptr);
+    std::vector<std::string> Names;
+    for (Value *R : N->results())
+      Names.push_back(R ? G.uniqueName(R->name() + ".inl") : "");
+    Node *C = G.insertNode(Pos, N->kind(), Ops, Names, N->name());
+    C->attrs() = N->attrs();
+    for (unsigned I = 0; I < N->numResults(); ++I)
+      if (Value *R = N->result(I)) {
+        C->result(I)->setType(R->type());
+        Map[R] = C->result(I);
+      }
+  }
+  std::vector<std::pair<Value *, std::string>> Renames;
+  for (unsigned I = 0; I < Group->numResults(); ++I) {
+    Value *R = Group->result(I);
+    Value *New = Map.lookup(Body->outputs()[I]);
+    Renames.push_back({New, R->name()});
+    G.replaceAllUsesWith(R, New);
+  }
+  // Intermediates take their body names back where those are free.
+  for (auto &N : Body->nodes())
+    for (Value *R : N->results())
+      if (R)
+        Renames.push_back({Map.lookup(R), R->name()});
+  G.eraseNode(Group);
+  for (auto &[V, Name] : Renames)
+    if (V->name() != Name && !G.lookup(Name))
+      G.renameValue(V, Name);
+  return llvm::Error::success();
+}
+
+llvm::Error sortTopologically(Graph &G) {
+  Graph::NodeList &Nodes = G.nodes();
+  // 0 = not visited, 1 = on the stack, 2 = placed.
+  llvm::DenseMap<const Node *, int> State;
+  std::vector<Node *> Order;
+  Order.reserve(Nodes.size());
+  std::vector<std::pair<Node *, unsigned>> Stack;
+  for (auto &Start : Nodes) {
+    if (State[Start.get()])
+      continue;
+    Stack.push_back({Start.get(), 0});
+    State[Start.get()] = 1;
+    while (!Stack.empty()) {
+      auto &[N, Next] = Stack.back();
+      if (Next < N->numOperands()) {
+        Value *O = N->operand(Next++);
+        Node *P = O ? O->producer() : nullptr;
+        if (!P)
+          continue;
+        int &S = State[P];
+        if (S == 1)
+          return makeError("cycle through " + P->describe());
+        if (S == 0) {
+          S = 1;
+          Stack.push_back({P, 0});
+        }
+        continue;
+      }
+      State[N] = 2;
+      Order.push_back(N);
+      Stack.pop_back();
+    }
+  }
+  llvm::DenseMap<const Node *, unsigned> Rank;
+  for (unsigned I = 0; I < Order.size(); ++I)
+    Rank[Order[I]] = I;
+  std::vector<std::unique_ptr<Node>> Owned;
+  for (auto &N : Nodes)
+    Owned.push_back(std::move(N));
+  std::sort(Owned.begin(), Owned.end(), [&](const auto &A, const auto &B) {
+    return Rank[A.get()] < Rank[B.get()];
+  });
+  Nodes.clear();
+  for (auto &N : Owned)
+    Nodes.push_back(std::move(N));
+  return llvm::Error::success();
+}
+
+} // namespace solder
