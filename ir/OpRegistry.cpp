@@ -64,6 +64,9 @@ struct Extra {
   llvm::ArrayRef<AttrSpec> Attrs;
   InferFn Infer;
   bool IsView = false;
+  /// For injective ops: whether indexing composes (OpInfo). Elementwise
+  /// and broadcast ops always compose.
+  bool Composable = false;
 };
 
 // Per-op attributes and inference; the rest of each entry is in Ops.def.
@@ -127,31 +130,31 @@ Extra extraFor(OpKind Op) {
   case OpKind::Where:
     return {none(), where};
   case OpKind::Identity:
-    return {none(), sameAsFirst, true};
+    return {none(), sameAsFirst, true, true};
   case OpKind::Reshape:
-    return {specs(ReshapeAttrs), reshape, true};
+    return {specs(ReshapeAttrs), reshape, true, true};
   case OpKind::Flatten:
-    return {specs(AxisAttrs), flatten, true};
+    return {specs(AxisAttrs), flatten, true, true};
   case OpKind::Squeeze:
-    return {none(), squeeze, true};
+    return {none(), squeeze, true, true};
   case OpKind::Unsqueeze:
-    return {none(), unsqueeze, true};
+    return {none(), unsqueeze, true, true};
   case OpKind::Transpose:
-    return {specs(TransposeAttrs), transpose};
+    return {specs(TransposeAttrs), transpose, false, true};
   case OpKind::Concat:
-    return {specs(AxisAttrs), concat};
+    return {specs(AxisAttrs), concat, false, true};
   case OpKind::Split:
     return {specs(SplitAttrs), split};
   case OpKind::Slice:
-    return {none(), slice};
+    return {none(), slice, false, true};
   case OpKind::Gather:
-    return {specs(AxisAttrs), gather};
+    return {specs(AxisAttrs), gather, false, true};
   case OpKind::GatherElements:
     return {specs(AxisAttrs), gatherElements};
   case OpKind::GatherND:
     return {specs(GatherNDAttrs), gatherND};
   case OpKind::Expand:
-    return {none(), expand};
+    return {none(), expand, false, true};
   case OpKind::Tile:
     return {none(), tile};
   case OpKind::Pad:
@@ -204,9 +207,12 @@ struct Table {
 #define SOLDER_OP(Enum, Name, Fusion, MinIn, MaxIn, MinOut, MaxOut)            \
   {                                                                            \
     Extra E = extraFor(OpKind::Enum);                                          \
-    Infos[I] = OpInfo{OpKind::Enum, Name,   FusionKind::Fusion, MinIn, MaxIn,   \
-                      MinOut,       MaxOut, E.Attrs,            E.Infer,        \
-                      E.IsView};                                               \
+    FusionKind FK = FusionKind::Fusion;                                        \
+    bool Composable = E.Composable || FK == FusionKind::Elementwise ||         \
+                      FK == FusionKind::Broadcast;                             \
+    Infos[I] = OpInfo{OpKind::Enum, Name,     FK,       MinIn,                  \
+                      MaxIn,        MinOut,   MaxOut,   E.Attrs,                \
+                      E.Infer,      E.IsView, Composable};                      \
     ByName[Name] = OpKind::Enum;                                               \
     ++I;                                                                       \
   }

@@ -35,6 +35,11 @@ struct OpInfo {
   InferFn Infer;
   /// Reshape-like: the output is the input's bytes under another shape.
   bool IsView;
+  /// A loop-fused kernel can compute an element of the result from
+  /// elements of the operands at composed coordinates (elementwise and
+  /// broadcast ops, views, Transpose, Expand, Slice, Concat, Gather). Ops
+  /// without it (Pad, Tile, Split, GatherElements/ND) run alone.
+  bool ComposableIndexing;
 };
 
 constexpr unsigned VariadicCount = 0xffff;
