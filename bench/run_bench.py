@@ -2,7 +2,8 @@
 """solder vs PyTorch on the GPU machine: ResNet-50 and BERT-base, fp32.
 
 Exports the models (random weights) to ONNX, then for each (model, batch):
-  - `solder bench --json`, with and without CUDA graphs;
+  - `solder bench --json`: fused (the default) and unfused (--no-fusion),
+    both replayed as CUDA graphs;
   - PyTorch eager, torch.compile (default) and torch.compile
     (mode="reduce-overhead", CUDA graphs);
 all on the same GPU in fp32 with TF32 off (torch matmul and cuDNN alike;
@@ -16,7 +17,7 @@ the fp32 peak.
 
 Usage (GPU machine, from the repo root):
   python3 bench/run_bench.py --solder build/tools/solder [--out DIR]
-      [--models resnet50,bert] [--batches 1,32] [--iters 50]
+      [--models resnet50,bert,resnet50_bn] [--batches 1,32] [--iters 50]
       [--no-torch-compile] [--time-budget SECONDS]
 torch.compile modes are skipped (and said so) once --time-budget seconds
 have passed, so the whole run stays bounded.
@@ -68,7 +69,7 @@ def make_bert():
 
 def example_inputs(name, batch, device):
     g = torch.Generator().manual_seed(0)
-    if name == "resnet50":
+    if name.startswith("resnet50"):
         return (torch.rand(batch, 3, 224, 224, generator=g).to(device),)
     ids = torch.randint(0, 30000, (batch, 128), generator=g).to(device)
     mask = torch.ones(batch, 128, dtype=torch.int64).to(device)
@@ -76,15 +77,23 @@ def example_inputs(name, batch, device):
 
 
 def input_names(name):
-    return ["input"] if name == "resnet50" else ["input_ids", "attention_mask"]
+    return ["input"] if name.startswith("resnet50") else [
+        "input_ids", "attention_mask"]
 
 
 def export(name, model, batch, path):
     args = example_inputs(name, batch, "cpu")
+    # resnet50_bn: the same network exported with its BatchNormalization
+    # nodes kept (training=PRESERVE), so solder's batchnorm-folding must
+    # reach the folded export's step count on its own.
+    kw = {}
+    if name == "resnet50_bn":
+        kw["training"] = torch.onnx.TrainingMode.PRESERVE
+        kw["do_constant_folding"] = False
     with torch.no_grad():
         torch.onnx.export(model, args, path, dynamo=False, opset_version=17,
                           input_names=input_names(name),
-                          output_names=["output"])
+                          output_names=["output"], **kw)
 
 
 # Multiply-adds count 2 FLOPs. ResNet-50 at 224x224: 4.09 GMACs per image.
@@ -92,6 +101,7 @@ def export(name, model, batch, path):
 # layers, plus the attention products 2 * 2 * 128^2 * 768 per layer x 12.
 FLOPS_PER_SAMPLE = {
     "resnet50": 2 * 4.09e9,
+    "resnet50_bn": 2 * 4.09e9,
     "bert": 2 * 85.0e6 * 128 + 12 * 4 * 128 * 128 * 768,
 }
 # H100/H200 SXM fp32 FMA peak without tensor cores (TF32 is off).
@@ -126,11 +136,13 @@ def run(cmd, timeout=600):
     return p.stdout
 
 
-def solder_bench(solder, model, iters, graph, cache):
+def solder_bench(solder, model, iters, graph, cache, fusion=True):
     cmd = [solder, "bench", model, "--json", "--iters", str(iters),
            "--warmup", "5", "--cache-dir", cache]
     if not graph:
         cmd.append("--no-cuda-graph")
+    if not fusion:
+        cmd.append("--no-fusion")
     return json.loads(run(cmd).strip().splitlines()[-1])
 
 
@@ -167,6 +179,9 @@ def main():
     ap.add_argument("--torch-iters", type=int, default=50)
     ap.add_argument("--no-torch-compile", action="store_true")
     ap.add_argument("--no-check", action="store_true")
+    ap.add_argument("--no-compile-time", action="store_true")
+    ap.add_argument("--no-torch", action="store_true",
+                    help="solder only (e.g. the BatchNorm-kept export)")
     ap.add_argument("--time-budget", type=float, default=420.0,
                     help="skip torch.compile modes after this many seconds")
     a = ap.parse_args()
@@ -180,7 +195,7 @@ def main():
     rows, notes = [], []
 
     for name in a.models.split(","):
-        model = make_resnet50() if name == "resnet50" else make_bert()
+        model = make_resnet50() if name.startswith("resnet50") else make_bert()
         for batch in [int(b) for b in a.batches.split(",")]:
             tag = f"{name} b{batch}" + (" s128" if name == "bert" else "")
             path = os.path.join(work, f"{name}_b{batch}.onnx")
@@ -188,7 +203,7 @@ def main():
             export(name, model, batch, path)
             row = {"model": tag}
 
-            if name == "resnet50" and batch == 1:
+            if name == "resnet50" and batch == 1 and not a.no_compile_time:
                 # First compile with an empty kernel cache, then again.
                 for label in ("first", "second"):
                     t = time.time()
@@ -206,10 +221,12 @@ def main():
 
             try:
                 g = solder_bench(solder, path, a.iters, True, cache)
-                ng = solder_bench(solder, path, a.iters, False, cache)
+                uf = solder_bench(solder, path, a.iters, True, cache,
+                                  fusion=False)
                 row["solder_graph"] = g["median_ms"]
-                row["solder_nograph"] = ng["median_ms"]
-                row["launches"] = ng["steps_per_run"]
+                row["solder_unfused"] = uf["median_ms"]
+                row["launches"] = g["steps_per_run"]
+                row["launches_unfused"] = uf["steps_per_run"]
                 notes.append(
                     f"{tag}: arena {g['arena_bytes'] / 2**20:.1f} MiB vs "
                     f"naive {g['naive_arena_bytes'] / 2**20:.1f} MiB; "
@@ -236,6 +253,10 @@ def main():
                 notes.append(f"{tag}: solder FAILED: {str(e)[-600:]}")
                 log(f"solder failed on {tag}: {e}")
 
+            if a.no_torch or name == "resnet50_bn":
+                rows.append(row)
+                log(json.dumps(row))
+                continue
             m = model.cuda()
             args = example_inputs(name, batch, "cuda")
             row["eager"] = time_torch(m, args, a.torch_iters, 5)
@@ -260,8 +281,8 @@ def main():
     dev = torch.cuda.get_device_name()
     lines = [f"# solder vs PyTorch {torch.__version__} on {dev}, fp32, "
              "TF32 off, median ms", "",
-             "| model | solder (graph) | solder (no graph) | steps | eager |"
-             " torch.compile | compile reduce-overhead |",
+             "| model | solder fused | solder unfused | steps fused/unfused |"
+             " eager | torch.compile | compile reduce-overhead |",
              "| --- | --- | --- | --- | --- | --- | --- |"]
 
     def cell(row, key):
@@ -273,11 +294,18 @@ def main():
         return f"{v:.3f}{ratio}"
 
     for r in rows:
+        steps = f"{r.get('launches', '-')}/{r.get('launches_unfused', '-')}"
         lines.append(f"| {r['model']} | {cell(r, 'solder_graph')} | "
-                     f"{cell(r, 'solder_nograph')} | {r.get('launches', '-')} | "
+                     f"{cell(r, 'solder_unfused')} | {steps} | "
                      f"{cell(r, 'eager')} | {cell(r, 'compile')} | "
                      f"{cell(r, 'compile_ro')} |")
-    lines += ["", "(x) = ratio to torch.compile default; lower is faster", ""]
+    lines += ["", "(x) = ratio to torch.compile default; lower is faster;"
+              " both solder columns replay one CUDA graph per run", ""]
+    for r in rows:
+        f, u = r.get("solder_graph"), r.get("solder_unfused")
+        if f and u:
+            notes.append(f"{r['model']}: fused is {u / f:.2f}x faster than "
+                         "unfused")
     lines += ["- " + n for n in notes]
     text = "\n".join(lines)
     print(text)

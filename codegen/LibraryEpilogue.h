@@ -1,4 +1,5 @@
-//===- LibraryEpilogue.h - What a library call absorbs of a group -*- C++ -*-===//
+//===- LibraryEpilogue.h - What a library call absorbs of a group -*- C++
+//-*-===//
 //
 // A contraction group (ir/FusedGroup.h) is a Conv/ConvTranspose/MatMul/Gemm
 // anchor followed by a chain of elementwise ops. Its plan runs the anchor

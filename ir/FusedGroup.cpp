@@ -8,6 +8,9 @@
 
 namespace solder {
 
+/// Integer constants up to this many elements are cloned into bodies.
+constexpr int64_t MaxClonedIndexConstant = 64;
+
 llvm::StringRef groupKindName(GroupKind K) {
   switch (K) {
   case GroupKind::Contraction:
@@ -43,6 +46,17 @@ GroupInfo groupInfo(const Node &N) {
 
 std::string memberName(const Node &N) {
   return N.name().empty() ? N.describe() : N.name();
+}
+
+/// Constants copied into a body rather than passed: scalars (baked into
+/// generated code) and small integer tensors (shapes, axes, slice bounds:
+/// shape inference and code generation need their values).
+static bool isClonedConstant(const Value &V) {
+  const Tensor *T = V.constant();
+  if (!T)
+    return false;
+  return T->numElements() <= 1 ||
+         (isInteger(T->dtype()) && T->numElements() <= MaxClonedIndexConstant);
 }
 
 /// Copies N into G with its operands mapped through Map; its results get
@@ -90,7 +104,7 @@ llvm::Expected<Node *> outlineFusedGroup(Graph &G,
     for (Value *O : M->operands()) {
       if (!O || (O->producer() && InGroup.count(O->producer())))
         continue;
-      if (O->isConstant() && O->constant()->numElements() <= 1) {
+      if (isClonedConstant(*O)) {
         if (!llvm::is_contained(ScalarConstants, O))
           ScalarConstants.push_back(O);
         continue;
@@ -133,10 +147,10 @@ llvm::Expected<Node *> outlineFusedGroup(Graph &G,
   for (Value *R : Results)
     Fresh.push_back(G.uniqueName(R->name() + ".fused"));
   auto Pos = std::next(G.iteratorOf(Members.back()));
-  Node *Group = G.insertNode(Pos, OpKind::FusedGroup,
-                             llvm::SmallVector<Value *, 8>(Operands.begin(),
-                                                           Operands.end()),
-                             Fresh, "");
+  Node *Group = G.insertNode(
+      Pos, OpKind::FusedGroup,
+      llvm::SmallVector<Value *, 8>(Operands.begin(), Operands.end()), Fresh,
+      "");
   Group->attrs().set("id", Id);
   Group->attrs().set("kind", groupKindName(Kind).str());
   Group->attrs().set("members", MemberNames);

@@ -1,10 +1,13 @@
-//===- FusedGroup.h - Fused groups: nodes whose body is a sub-graph -*- C++ -*-===//
+//===- FusedGroup.h - Fused groups: nodes whose body is a sub-graph -*- C++
+//-*-===//
 //
 // A fused group is one FusedGroup node whose body is the unfused sub-graph
 // it replaces. Body input I stands for operand I and body output J for
-// result J, with equal types. Constant scalars the members read are cloned
-// into the body (so generated code can bake them in); every other value the
-// members read, constants included, is an operand. Attributes:
+// result J, with equal types. Constant scalars and small integer constants
+// (shapes, axes, slice bounds: up to 64 elements) the members read are
+// cloned into the body, so shape inference and generated code see their
+// values; every other value the members read, constants included, is an
+// operand. Attributes:
 //
 //   id       stable number of the group within its graph (fusion report,
 //            --disable-fusion, kernel headers)

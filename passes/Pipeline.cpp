@@ -14,6 +14,13 @@
 //                          cuDNN takes one symmetric pad per dim.
 //   matmul-broadcast-      GPU only: cuBLASLt's strided batch needs each
 //     legalization         operand fully batched or not batched.
+//   epilogue-fusion        last, on the final ops (after legalization, so a
+//                          group's anchor is what the library runs): each
+//                          contraction takes its elementwise chain.
+//   loop-fusion            after epilogue-fusion, so contractions keep their
+//                          chains and only what is left forms row-reduction
+//                          and loop groups. Both share one FusionState
+//                          (group ids, user-disabled groups).
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Pipeline.h"
@@ -23,7 +30,10 @@
 #include "passes/ConstantFolding.h"
 #include "passes/ConvPadLegalization.h"
 #include "passes/DeadCodeElimination.h"
+#include "passes/EpilogueFusion.h"
+#include "passes/FusionSupport.h"
 #include "passes/IdentityElimination.h"
+#include "passes/LoopFusion.h"
 #include "passes/MatMulBroadcastLegalization.h"
 #include "passes/ShapeFolding.h"
 #include "llvm/Support/FileSystem.h"
@@ -42,7 +52,8 @@ struct Stage {
 
 constexpr unsigned MaxFixpointRounds = 16;
 
-std::vector<Stage> buildStages(const PipelineOptions &Opts) {
+std::vector<Stage> buildStages(const PipelineOptions &Opts,
+                               FusionState &Fusion) {
   std::vector<Stage> S(3);
   S[0].Passes.push_back(std::make_unique<IdentityElimination>());
   S[1].Fixpoint = true;
@@ -54,6 +65,11 @@ std::vector<Stage> buildStages(const PipelineOptions &Opts) {
     S.emplace_back();
     S.back().Passes.push_back(std::make_unique<ConvPadLegalization>());
     S.back().Passes.push_back(std::make_unique<MatMulBroadcastLegalization>());
+  }
+  if (!Opts.NoFusion) {
+    S.emplace_back();
+    S.back().Passes.push_back(std::make_unique<EpilogueFusion>(Fusion));
+    S.back().Passes.push_back(std::make_unique<LoopFusion>(Fusion));
   }
   return S;
 }
@@ -80,20 +96,14 @@ llvm::Error dumpGraph(const Graph &G, const PipelineOptions &Opts,
 }
 } // namespace
 
-std::vector<std::unique_ptr<Pass>> buildPipeline(const PipelineOptions &Opts) {
-  std::vector<std::unique_ptr<Pass>> All;
-  for (Stage &S : buildStages(Opts))
-    for (auto &P : S.Passes)
-      All.push_back(std::move(P));
-  return All;
-}
-
 std::vector<std::string> pipelinePassNames() {
   std::vector<std::string> Names;
   PipelineOptions All;
   All.TargetGpu = true;
-  for (auto &P : buildPipeline(All))
-    Names.push_back(P->name().str());
+  FusionState Fusion({});
+  for (Stage &S : buildStages(All, Fusion))
+    for (auto &P : S.Passes)
+      Names.push_back(P->name().str());
   return Names;
 }
 
@@ -111,7 +121,9 @@ llvm::Error runPipeline(Graph &G, const PipelineOptions &Opts) {
   if (auto E = dumpGraph(G, Opts, Counter, "input"))
     return E;
   DecisionLog Log;
-  for (Stage &S : buildStages(Opts)) {
+  FusionState Fusion(Opts.DisabledFusions);
+  Fusion.reserveIdsOf(G);
+  for (Stage &S : buildStages(Opts, Fusion)) {
     for (unsigned Round = 0; Round < MaxFixpointRounds; ++Round) {
       bool Changed = false;
       for (auto &P : S.Passes) {

@@ -34,8 +34,9 @@ struct PipelineOptions {
   /// Fusion (issue 7): NoFusion skips every fusion pass (batchnorm folding
   /// and pattern recognition still run: they change no step structure).
   bool NoFusion = false;
-  /// Fusion instances not to form: a group id ("7") or an ONNX node name;
-  /// a group that would contain the node is not formed.
+  /// Fusion instances not to form: a group id ("7"): that group is not
+  /// formed and its members run unfused; an ONNX node name: that node is
+  /// kept out of every group.
   std::vector<std::string> DisabledFusions;
   /// When set, every decision of every pass is appended here (with the
   /// pass name) for the fusion report.
@@ -45,8 +46,6 @@ struct PipelineOptions {
   size_t MaxFoldedConstantBytes = size_t(64) << 20;
 };
 
-/// The passes in pipeline order (see Pipeline.cpp for why this order).
-std::vector<std::unique_ptr<Pass>> buildPipeline(const PipelineOptions &Opts);
 /// Names of all passes of the pipeline, in order.
 std::vector<std::string> pipelinePassNames();
 

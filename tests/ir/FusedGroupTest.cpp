@@ -83,8 +83,7 @@ TEST(FusedGroup, InlineRestoresTheUnfusedGraph) {
   // Same nodes and names in the same order (the cloned scalar gets a
   // fresh name).
   std::string After = graphToString(*G);
-  EXPECT_NE(After.find("%r = Relu(%m) : f32[2,3] @\"relu\""),
-            std::string::npos)
+  EXPECT_NE(After.find("%r = Relu(%m) : f32[2,3] @\"relu\""), std::string::npos)
       << After;
 }
 

@@ -83,7 +83,7 @@ const char *const ValidGraph = R"(graph "main_graph" opset 17 {
   %e = Elu(%g) {alpha = 1.0} : f32[B,S]
   %n = Not(%"q\"uo\\te\n\x01") : bool[3]
   %s = Add(%1, %scalar) : f32[]
-  %r = Relu(%e) : f32[B,S] body graph "fused" opset 0 {
+  %r = FusedGroup(%e) {id = 0, kind = "loop", members = ["q"]} : f32[B,S] body graph "fused" opset 0 {
     input %p : f32[B,S]
     %q = Relu(%p) : f32[B,S]
     output %q

@@ -234,7 +234,7 @@ TEST(VerifierTest, ConstantTypeMustMatchItsData) {
 TEST(VerifierTest, BodyGraphsAreVerified) {
   const char *Good = R"(graph "g" opset 17 {
   input %x : f32[2]
-  %y = Relu(%x) : f32[2] @"fused" body graph "b" opset 0 {
+  %y = FusedGroup(%x) {id = 0, kind = "loop", members = ["q"]} : f32[2] @"fused" body graph "b" opset 0 {
     input %p : f32[2]
     %q = Relu(%p) : f32[2]
     output %q
@@ -243,7 +243,7 @@ TEST(VerifierTest, BodyGraphsAreVerified) {
 })";
   const char *Bad = R"(graph "g" opset 17 {
   input %x : f32[2]
-  %y = Relu(%x) : f32[2] @"fused" body graph "b" opset 0 {
+  %y = FusedGroup(%x) {id = 0, kind = "loop", members = ["q"]} : f32[2] @"fused" body graph "b" opset 0 {
     input %p : f32[2]
     %q = Relu(%p) : f32[3]
     output %q
@@ -251,8 +251,24 @@ TEST(VerifierTest, BodyGraphsAreVerified) {
   output %y
 })";
   expectValid(*parse(Good));
-  expectInvalid(*parse(Bad), "in the body of Relu node 'fused': Relu node "
+  expectInvalid(*parse(Bad), "in the body of FusedGroup node 'fused': Relu node "
                              "producing 'q': result 0 has type f32[3]");
+}
+
+TEST(VerifierTest, OnlyFusedGroupsHaveBodies) {
+  const char *Text = R"(graph "g" opset 17 {
+  input %x : f32[2]
+  %y = Relu(%x) : f32[2] @"r" body graph "b" opset 0 {
+    input %p : f32[2]
+    %q = Relu(%p) : f32[2]
+    output %q
+  }
+  output %y
+})";
+  auto G = parseGraph(Text);
+  ASSERT_FALSE(bool(G));
+  EXPECT_NE(llvm::toString(G.takeError()).find("only FusedGroup nodes have"),
+            std::string::npos);
 }
 
 TEST(VerifierTest, ReportsEveryProblem) {

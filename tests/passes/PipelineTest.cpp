@@ -80,6 +80,7 @@ TEST(Pipeline, PassNamesAreInPipelineOrder) {
   std::vector<std::string> Expected = {
       "identity-elimination",  "shape-folding",
       "constant-folding",      "dead-code-elimination",
-      "conv-pad-legalization", "matmul-broadcast-legalization"};
+      "conv-pad-legalization", "matmul-broadcast-legalization",
+      "epilogue-fusion",       "loop-fusion"};
   EXPECT_EQ(pipelinePassNames(), Expected);
 }

@@ -1,0 +1,141 @@
+//===- EpilogueFusionTest.cpp ---------------------------------------------===//
+#include "passes/EpilogueFusion.h"
+#include "PassTestUtils.h"
+
+using namespace solder;
+using namespace solder::test;
+
+namespace {
+
+/// Runs epilogue-fusion with the given disabled list on Text.
+std::pair<bool, std::string> fuse(llvm::StringRef Text,
+                                  std::vector<std::string> Disabled = {}) {
+  FusionState State(Disabled);
+  EpilogueFusion P(State);
+  return runPassOn(P, Text);
+}
+
+const char *ConvChain = R"(
+graph "g" opset 17 {
+  input %x : f32[1,3,8,8]
+  input %w : f32[4,3,3,3]
+  input %skip : f32[1,4,8,8]
+  const %b : f32[4] = [0.5, -0.5, 0.25, 1.0]
+  %c = Conv(%x, %w, %b) {dilations = [1, 1], group = 1, pads = [1, 1, 1, 1], strides = [1, 1]} : f32[1,4,8,8] @"conv"
+  %a = Add(%c, %skip) : f32[1,4,8,8] @"add"
+  %r = Relu(%a) : f32[1,4,8,8] @"relu"
+  output %r
+}
+)";
+
+TEST(EpilogueFusion, ConvTakesResidualAddAndRelu) {
+  auto [Changed, After] = fuse(ConvChain);
+  EXPECT_TRUE(Changed);
+  EXPECT_NE(After.find("%r = FusedGroup(%x, %w, %b, %skip) {id = 0, kind = "
+                       "\"contraction\", members = [\"conv\", \"add\", "
+                       "\"relu\"]}"),
+            std::string::npos)
+      << After;
+  FusionState State({});
+  EpilogueFusion P(State);
+  expectRewriteKeepsFunction(P, ConvChain, "kind = \"contraction\"", 0.0);
+}
+
+TEST(EpilogueFusion, ChainStopsAtASecondUser) {
+  // Negative twin: the Add's result is also a graph output, so only the
+  // Conv and the Add are grouped... and the Relu is left alone.
+  const char *Text = R"(
+graph "g" opset 17 {
+  input %x : f32[2,4]
+  input %w : f32[4,3]
+  input %bias : f32[3]
+  %m = MatMul(%x, %w) : f32[2,3] @"mm"
+  %a = Add(%m, %bias) : f32[2,3] @"add"
+  %r = Relu(%a) : f32[2,3] @"relu"
+  output %r
+  output %a
+}
+)";
+  auto [Changed, After] = fuse(Text);
+  EXPECT_TRUE(Changed);
+  EXPECT_NE(After.find("members = [\"mm\", \"add\"]"), std::string::npos)
+      << After;
+  EXPECT_NE(After.find("%r = Relu(%a) : f32[2,3] @\"relu\""), std::string::npos)
+      << After;
+}
+
+TEST(EpilogueFusion, LeavesAContractionWithoutEpilogueAlone) {
+  const char *Text = R"(
+graph "g" opset 17 {
+  input %x : f32[2,4]
+  input %w : f32[4,3]
+  %m = MatMul(%x, %w) : f32[2,3] @"mm"
+  %t = Transpose(%m) {perm = [1, 0]} : f32[3,2] @"t"
+  output %t
+}
+)";
+  auto [Changed, After] = fuse(Text);
+  EXPECT_FALSE(Changed);
+  EXPECT_EQ(After, canonical(Text));
+}
+
+TEST(EpilogueFusion, BroadcastThatEnlargesEndsTheChain) {
+  const char *Text = R"(
+graph "g" opset 17 {
+  input %x : f32[2,4]
+  input %w : f32[4,3]
+  input %big : f32[5,2,3]
+  %m = MatMul(%x, %w) : f32[2,3] @"mm"
+  %a = Add(%m, %big) : f32[5,2,3] @"add"
+  output %a
+}
+)";
+  auto [Changed, After] = fuse(Text);
+  EXPECT_FALSE(Changed);
+  EXPECT_EQ(After, canonical(Text));
+}
+
+TEST(EpilogueFusion, MaskAddIsLeftToTheSoftmax) {
+  // Attention scores: the scale joins the MatMul, the mask add stays for
+  // the Softmax's prologue (loop-fusion).
+  const char *Text = R"(
+graph "g" opset 17 {
+  input %q : f32[2,4,8]
+  input %k : f32[2,8,4]
+  input %mask : f32[2,1,4]
+  const %s : f32[] = [0.125]
+  %m = MatMul(%q, %k) : f32[2,4,4] @"mm"
+  %d = Mul(%m, %s) : f32[2,4,4] @"scale"
+  %a = Add(%d, %mask) : f32[2,4,4] @"mask"
+  %p = Softmax(%a) {axis = -1} : f32[2,4,4] @"softmax"
+  output %p
+}
+)";
+  auto [Changed, After] = fuse(Text);
+  EXPECT_TRUE(Changed);
+  EXPECT_NE(After.find("members = [\"mm\", \"scale\"]"), std::string::npos)
+      << After;
+  EXPECT_NE(After.find("Add(%d, %mask)"), std::string::npos) << After;
+}
+
+TEST(EpilogueFusion, DisabledById) {
+  auto [Changed, After] = fuse(ConvChain, {"0"});
+  EXPECT_FALSE(Changed);
+  EXPECT_EQ(After.find("FusedGroup"), std::string::npos) << After;
+  // Negative twin: another id does not touch this group.
+  auto [Changed1, After1] = fuse(ConvChain, {"1"});
+  EXPECT_TRUE(Changed1);
+}
+
+TEST(EpilogueFusion, DisabledNodeStaysOutOfTheGroup) {
+  auto [Changed, After] = fuse(ConvChain, {"relu"});
+  EXPECT_TRUE(Changed);
+  EXPECT_NE(After.find("members = [\"conv\", \"add\"]"), std::string::npos)
+      << After;
+  EXPECT_NE(After.find("Relu(%a) : f32[1,4,8,8] @\"relu\""), std::string::npos)
+      << After;
+  auto [Changed1, After1] = fuse(ConvChain, {"conv"});
+  EXPECT_FALSE(Changed1);
+}
+
+} // namespace
