@@ -77,9 +77,14 @@ TEST(Pipeline, DumpsNumberedFilesAfterEachPass) {
 }
 
 TEST(Pipeline, PassNamesAreInPipelineOrder) {
-  std::vector<std::string> Expected = {
-      "identity-elimination",  "shape-folding",
-      "constant-folding",      "dead-code-elimination",
-      "conv-pad-legalization", "matmul-broadcast-legalization"};
+  std::vector<std::string> Expected = {"identity-elimination",
+                                       "shape-folding",
+                                       "constant-folding",
+                                       "dead-code-elimination",
+                                       "norm-recognition",
+                                       "gelu-recognition",
+                                       "batchnorm-folding",
+                                       "conv-pad-legalization",
+                                       "matmul-broadcast-legalization"};
   EXPECT_EQ(pipelinePassNames(), Expected);
 }
