@@ -10,6 +10,16 @@
 //                          target makes a later Shape static.
 //   dead-code-elimination  folding leaves whole shape sub-graphs and
 //                          their weights unused.
+//   norm-recognition       after folding, so eps, exponents and axes are
+//                          constants; before batchnorm-folding, so that
+//                          never takes a factor out of a pattern.
+//   gelu-recognition       same reasons; its sqrt(2) and 0.5 are constants
+//                          only after folding.
+//   batchnorm-folding      after identity elimination and folding, so a
+//                          BatchNormalization sees its conv and constant
+//                          parameters; before conv-pad-legalization, which
+//                          moves a ConvTranspose bias into a separate Add.
+//                          These three remove the weights they replace.
 //   conv-pad-legalization  GPU only, after folding so shapes are static:
 //                          cuDNN takes one symmetric pad per dim.
 //   matmul-broadcast-      GPU only: cuBLASLt's strided batch needs each
@@ -27,14 +37,17 @@
 #include "ir/OpRegistry.h"
 #include "ir/Printer.h"
 #include "ir/Verifier.h"
+#include "passes/BatchNormFolding.h"
 #include "passes/ConstantFolding.h"
 #include "passes/ConvPadLegalization.h"
 #include "passes/DeadCodeElimination.h"
 #include "passes/EpilogueFusion.h"
 #include "passes/FusionSupport.h"
+#include "passes/GeluRecognition.h"
 #include "passes/IdentityElimination.h"
 #include "passes/LoopFusion.h"
 #include "passes/MatMulBroadcastLegalization.h"
+#include "passes/NormRecognition.h"
 #include "passes/ShapeFolding.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -61,6 +74,10 @@ std::vector<Stage> buildStages(const PipelineOptions &Opts,
   S[1].Passes.push_back(
       std::make_unique<ConstantFolding>(Opts.MaxFoldedConstantBytes));
   S[2].Passes.push_back(std::make_unique<DeadCodeElimination>());
+  S.emplace_back();
+  S.back().Passes.push_back(std::make_unique<NormRecognition>());
+  S.back().Passes.push_back(std::make_unique<GeluRecognition>());
+  S.back().Passes.push_back(std::make_unique<BatchNormFolding>());
   if (Opts.TargetGpu) {
     S.emplace_back();
     S.back().Passes.push_back(std::make_unique<ConvPadLegalization>());

@@ -77,10 +77,16 @@ TEST(Pipeline, DumpsNumberedFilesAfterEachPass) {
 }
 
 TEST(Pipeline, PassNamesAreInPipelineOrder) {
-  std::vector<std::string> Expected = {
-      "identity-elimination",  "shape-folding",
-      "constant-folding",      "dead-code-elimination",
-      "conv-pad-legalization", "matmul-broadcast-legalization",
-      "epilogue-fusion",       "loop-fusion"};
+  std::vector<std::string> Expected = {"identity-elimination",
+                                       "shape-folding",
+                                       "constant-folding",
+                                       "dead-code-elimination",
+                                       "norm-recognition",
+                                       "gelu-recognition",
+                                       "batchnorm-folding",
+                                       "conv-pad-legalization",
+                                       "matmul-broadcast-legalization",
+                                       "epilogue-fusion",
+                                       "loop-fusion"};
   EXPECT_EQ(pipelinePassNames(), Expected);
 }
