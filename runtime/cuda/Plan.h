@@ -151,7 +151,8 @@ struct PlanValue {
 
 /// One fused group of the compiled graph and how the plan runs it; also
 /// one entry (Id -1, Kind "single") per unfused node that has steps, so
-/// every step belongs to exactly one entry.
+/// every step but the final copies into outputs belongs to exactly one
+/// entry.
 struct PlanGroup {
   int64_t Id = -1;
   std::string Kind;                 ///< "contraction", "loop", "reduction",
