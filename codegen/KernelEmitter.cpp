@@ -17,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 #include "codegen/KernelEmitter.h"
 #include "codegen/EmitterUtils.h"
+#include "ir/FusedGroup.h"
 #include "ir/OpRegistry.h"
 #include "llvm/Support/raw_ostream.h"
 #include <algorithm>
@@ -339,6 +340,10 @@ static llvm::Error checkStatic(const Node &N) {
 
 llvm::Expected<std::optional<GeneratedKernel>>
 emitKernel(const Node &N, const CodegenOptions &Opts, KernelNamer &Names) {
+  // A contraction group runs as a library call; its rest kernel (if any)
+  // comes from emitGraphKernels, not from here.
+  if (isFusedGroup(N) && groupInfo(N).Kind == GroupKind::Contraction)
+    return std::nullopt;
   if (N.body())
     return nodeError(N, "fused nodes are not supported by code generation");
   if (isHandledWithoutKernel(N))

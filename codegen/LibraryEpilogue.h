@@ -9,6 +9,22 @@
 // code generation (the rest kernel) and the plan builder (the library
 // call's configuration) both ask it, so they always agree.
 //
+// What each library computes, and so the longest chain prefix it can take:
+//
+//   cuBLASLt  D = act(alpha * A B + beta * C + bias)
+//             [Mul/Div by a constant scalar] then {bias Add, residual Add}
+//             (each at most once, either order) then [Relu | tanh Gelu]
+//   cuDNN     y = act(conv(x, w) + z + bias)   (BiasActivationForward)
+//             {per-channel bias Add (unless the Conv has its own bias),
+//             residual Add} then [Relu]
+//   ConvTranspose: only a per-channel bias Add (run as the bias kernel that
+//             also serves its own bias), and only without its own bias.
+//
+// A "bias" is a vector broadcast along the last dim (matmul: one value per
+// column) or along the channel dim (conv); a "residual" has exactly the
+// result's shape. erf Gelu is not cuBLASLt's GELU (a tanh approximation,
+// about 1e-3 off), so it stays in the rest. f64 takes no epilogue.
+//
 //===----------------------------------------------------------------------===//
 #ifndef SOLDER_CODEGEN_LIBRARYEPILOGUE_H
 #define SOLDER_CODEGEN_LIBRARYEPILOGUE_H
@@ -26,8 +42,12 @@ enum class EpilogueActivation : uint8_t { None, Relu, GeluTanh };
 struct LibraryEpilogue {
   /// The contraction the library runs.
   const Node *Anchor = nullptr;
+  /// Scale of the contraction's product (cuBLASLt alpha), from a Mul/Div by
+  /// a constant scalar right after the anchor; multiplies a Gemm's own
+  /// alpha.
+  float Alpha = 1.0f;
   /// A per-output-channel (conv) / per-column (matmul) vector the library
-  /// adds, or null.
+  /// adds, or null. Not the Conv's or Gemm's own bias operand.
   const Value *Bias = nullptr;
   /// A tensor of the result's shape the library adds (cuBLASLt's C with
   /// beta 1, cuDNN's z with alpha2 1), or null.
@@ -41,12 +61,22 @@ struct LibraryEpilogue {
   /// Body nodes left for one generated kernel, in body order (may be
   /// empty).
   std::vector<const Node *> Rest;
-  /// For reports: "cuDNN conv + bias + residual + ReLU".
+  /// For reports: "cuDNN conv+bias+ReLU (cudnnConvolutionBiasActivation
+  /// Forward)".
   std::string Description;
 };
 
-/// The split of a FusedGroup node of kind contraction.
+/// The split of a FusedGroup node of kind contraction. A group without a
+/// contraction gives a null Anchor and every node in Rest.
 LibraryEpilogue matchLibraryEpilogue(const Node &Group);
+
+/// True when a Gemm's own C operand is added by cuBLASLt's BIAS epilogue (a
+/// row vector with beta 1), false when it takes cuBLASLt's C (or is absent).
+/// The plan builder and the matcher share this so they agree on which
+/// slot is still free.
+bool gemmCIsBiasVector(const Node &Gemm);
+/// True when a Gemm has a C operand that contributes (beta != 0).
+bool gemmHasC(const Node &Gemm);
 
 } // namespace solder
 

@@ -27,6 +27,7 @@
 #include "ir/DType.h"
 #include "ir/Tensor.h"
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
@@ -44,6 +45,7 @@ namespace solder {
 
 class Graph;
 struct Plan;
+struct BufferRef;
 class ExecutionContext;
 
 struct CompileOptions {
@@ -117,6 +119,7 @@ public:
   int inputIndex(llvm::StringRef Name) const;
   int outputIndex(llvm::StringRef Name) const;
   ModelStats stats() const;
+  /// The plan it runs (steps, groups, buffers; for reports and debugging).
   const Plan &plan() const;
 
   /// Uploads weights, loads kernels and chooses library algorithms on the
@@ -162,6 +165,19 @@ public:
   /// Why capturing a CUDA graph failed, when it did (the context then runs
   /// step by step); empty otherwise.
   llvm::StringRef cudaGraphFailure() const;
+
+  /// Runs the steps one by one on Stream (no CUDA graph), synchronizing
+  /// after each; Observe(StepIndex, /*After=*/false) is called before step
+  /// StepIndex runs and Observe(StepIndex, true) after it has finished. An
+  /// error from Observe stops the run and is returned. For debugging
+  /// (`solder compare`), not for speed.
+  llvm::Error runStepByStep(
+      cudaStream_t Stream,
+      llvm::function_ref<llvm::Error(size_t Step, bool After)> Observe);
+  /// Copies Bytes at Ref (any space: weights, arena, input, output) to
+  /// Host, synchronously; meant for use inside Observe. Arena contents are
+  /// those of the latest step that wrote them.
+  llvm::Error readBuffer(const BufferRef &Ref, void *Host, size_t Bytes);
 
   /// Convenience: host inputs in, host outputs out (synchronous).
   llvm::Expected<std::vector<Tensor>> runHost(llvm::ArrayRef<Tensor> Inputs,

@@ -52,7 +52,11 @@ namespace solder {
   X(cudnnGetConvolutionForwardWorkspaceSize)                                   \
   X(cudnnGetConvolutionBackwardDataWorkspaceSize)                              \
   X(cudnnConvolutionForward)                                                   \
-  X(cudnnConvolutionBackwardData)
+  X(cudnnConvolutionBackwardData)                                              \
+  X(cudnnCreateActivationDescriptor)                                           \
+  X(cudnnSetActivationDescriptor)                                              \
+  X(cudnnDestroyActivationDescriptor)                                          \
+  X(cudnnConvolutionBiasActivationForward)
 
 struct CudaLibraries {
 #define SOLDER_CUDA_LIB_POINTER(Name) decltype(&::Name) Name = nullptr;

@@ -20,8 +20,11 @@ class raw_ostream;
 
 namespace solder {
 
+/// The kernels of G. PerturbGroupId is CodegenOptions' test-only knob
+/// (-1: off).
 llvm::Expected<std::vector<GeneratedKernel>>
-generateKernels(const Graph &G, llvm::StringRef Arch);
+generateKernels(const Graph &G, llvm::StringRef Arch,
+                int64_t PerturbGroupId = -1);
 
 /// Fills the Cubin of every kernel in Kernels (compiled for Arch).
 llvm::Error compileCubins(llvm::MutableArrayRef<PlanKernel> Kernels,

@@ -22,6 +22,24 @@ static cudaDataType_t cudaType(DType T) {
   }
 }
 
+static cublasLtEpilogue_t cublasEpilogue(GemmConfig::Epilogue E) {
+  switch (E) {
+  case GemmConfig::Epilogue::None:
+    return CUBLASLT_EPILOGUE_DEFAULT;
+  case GemmConfig::Epilogue::Bias:
+    return CUBLASLT_EPILOGUE_BIAS;
+  case GemmConfig::Epilogue::Relu:
+    return CUBLASLT_EPILOGUE_RELU;
+  case GemmConfig::Epilogue::ReluBias:
+    return CUBLASLT_EPILOGUE_RELU_BIAS;
+  case GemmConfig::Epilogue::Gelu:
+    return CUBLASLT_EPILOGUE_GELU;
+  case GemmConfig::Epilogue::GeluBias:
+    return CUBLASLT_EPILOGUE_GELU_BIAS;
+  }
+  return CUBLASLT_EPILOGUE_DEFAULT;
+}
+
 static cudnnDataType_t cudnnType(DType T) {
   switch (T) {
   case DType::F16:
@@ -44,6 +62,8 @@ GemmCall::~GemmCall() {
     cudaLibs().cublasLtMatrixLayoutDestroy(LayoutA);
   if (LayoutB)
     cudaLibs().cublasLtMatrixLayoutDestroy(LayoutB);
+  if (LayoutC)
+    cudaLibs().cublasLtMatrixLayoutDestroy(LayoutC);
   if (LayoutD)
     cudaLibs().cublasLtMatrixLayoutDestroy(LayoutD);
   if (Desc)
@@ -68,14 +88,23 @@ Error GemmCall::init(const GemmConfig &C) {
   SOLDER_CUBLAS_TRY(cudaLibs().cublasLtMatmulDescSetAttribute(
                         Desc, CUBLASLT_MATMUL_DESC_TRANSB, &OpB, sizeof(OpB)),
                     "cudaLibs().cublasLtMatmulDescSetAttribute(TRANSB)");
-  if (C.Bias == GemmConfig::BiasKind::Epilogue) {
-    cublasLtEpilogue_t Epi = CUBLASLT_EPILOGUE_BIAS;
+  cudaDataType_t T = cudaType(C.Elem);
+  if (C.Epi != GemmConfig::Epilogue::None) {
+    cublasLtEpilogue_t Epi = cublasEpilogue(C.Epi);
     SOLDER_CUBLAS_TRY(
         cudaLibs().cublasLtMatmulDescSetAttribute(
             Desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &Epi, sizeof(Epi)),
         "cudaLibs().cublasLtMatmulDescSetAttribute(EPILOGUE)");
   }
-  cudaDataType_t T = cudaType(C.Elem);
+  if (C.hasBias()) {
+    // The bias has D's type (it is a model tensor of the result's dtype).
+    int32_t BiasType = int32_t(T);
+    SOLDER_CUBLAS_TRY(cudaLibs().cublasLtMatmulDescSetAttribute(
+                          Desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &BiasType,
+                          sizeof(BiasType)),
+                      "cudaLibs().cublasLtMatmulDescSetAttribute(BIAS_DATA_"
+                      "TYPE)");
+  }
   auto Layout = [&](cublasLtMatrixLayout_t &L, int64_t Rows, int64_t Cols,
                     int64_t Ld, int64_t Stride) -> Error {
     SOLDER_CUBLAS_TRY(
@@ -101,6 +130,10 @@ Error GemmCall::init(const GemmConfig &C) {
   if (Error E = Layout(LayoutB, C.TransB ? C.N : C.K, C.TransB ? C.K : C.N,
                        C.Ldb, C.StrideB))
     return E;
+  // A separate C (a residual of the result's shape) is laid out like D.
+  if (C.CFrom == GemmConfig::CSource::Separate)
+    if (Error E = Layout(LayoutC, C.M, C.N, C.Ldd, C.StrideD))
+      return E;
   return Layout(LayoutD, C.M, C.N, C.Ldd, C.StrideD);
 }
 
@@ -115,7 +148,8 @@ Error GemmCall::chooseAlgo(cublasLtHandle_t H, cublasLtMatmulAlgo_t &Algo,
   cublasLtMatmulHeuristicResult_t Result;
   int Found = 0;
   cublasStatus_t S = cudaLibs().cublasLtMatmulAlgoGetHeuristic(
-      H, Desc, LayoutA, LayoutB, LayoutD, LayoutD, Pref, 1, &Result, &Found);
+      H, Desc, LayoutA, LayoutB, LayoutC ? LayoutC : LayoutD, LayoutD, Pref, 1,
+      &Result, &Found);
   cudaLibs().cublasLtMatmulPreferenceDestroy(Pref);
   if (S != CUBLAS_STATUS_SUCCESS || Found == 0)
     return createStringError(
@@ -130,11 +164,11 @@ Error GemmCall::chooseAlgo(cublasLtHandle_t H, cublasLtMatmulAlgo_t &Algo,
 }
 
 Error GemmCall::enqueue(cublasLtHandle_t H, const cublasLtMatmulAlgo_t &Algo,
-                        const void *A, const void *B, const void *Bias, void *D,
-                        void *Workspace, size_t WorkspaceBytes,
-                        cudaStream_t Stream) const {
+                        const void *A, const void *B, const void *Bias,
+                        const void *CPtr, void *D, void *Workspace,
+                        size_t WorkspaceBytes, cudaStream_t Stream) const {
   const GemmConfig &C = *Config;
-  if (C.Bias == GemmConfig::BiasKind::Epilogue)
+  if (C.hasBias())
     SOLDER_CUBLAS_TRY(
         cudaLibs().cublasLtMatmulDescSetAttribute(
             Desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &Bias, sizeof(Bias)),
@@ -144,10 +178,11 @@ Error GemmCall::enqueue(cublasLtHandle_t H, const cublasLtMatmulAlgo_t &Algo,
   bool F64 = C.Elem == DType::F64;
   const void *Alpha = F64 ? static_cast<const void *>(&AlphaD) : &AlphaF;
   const void *Beta = F64 ? static_cast<const void *>(&BetaD) : &BetaF;
-  SOLDER_CUBLAS_TRY(cudaLibs().cublasLtMatmul(H, Desc, Alpha, A, LayoutA, B,
-                                              LayoutB, Beta, D, LayoutD, D,
-                                              LayoutD, &Algo, Workspace,
-                                              WorkspaceBytes, Stream),
+  bool SeparateC = C.CFrom == GemmConfig::CSource::Separate;
+  SOLDER_CUBLAS_TRY(cudaLibs().cublasLtMatmul(
+                        H, Desc, Alpha, A, LayoutA, B, LayoutB, Beta,
+                        SeparateC ? CPtr : D, SeparateC ? LayoutC : LayoutD, D,
+                        LayoutD, &Algo, Workspace, WorkspaceBytes, Stream),
                     "cublasLtMatmul");
   return Error::success();
 }
@@ -165,6 +200,10 @@ ConvCall::~ConvCall() {
     cudaLibs().cudnnDestroyFilterDescriptor(WDesc);
   if (ConvDesc)
     cudaLibs().cudnnDestroyConvolutionDescriptor(ConvDesc);
+  if (BiasDesc)
+    cudaLibs().cudnnDestroyTensorDescriptor(BiasDesc);
+  if (ActDesc)
+    cudaLibs().cudnnDestroyActivationDescriptor(ActDesc);
 }
 
 static Error setTensor(cudnnTensorDescriptor_t D, cudnnDataType_t T,
@@ -237,6 +276,27 @@ Error ConvCall::init(const ConvConfig &C) {
                                "this convolution (dim " +
                                    Twine(I) + ": " + Twine(Out[I]) + " vs " +
                                    Twine(Expect[I]) + ")");
+  if (!C.Fused)
+    return Error::success();
+  if (C.Transpose)
+    return createStringError(inconvertibleErrorCode(),
+                             "a transposed convolution cannot be fused with "
+                             "its bias and activation in cuDNN");
+  // cuDNN wants the bias as a full-rank [1,C,1,...] tensor.
+  SmallVector<int64_t, 5> BiasDims(C.YDims.size(), 1);
+  BiasDims[1] = C.YDims[1];
+  SOLDER_CUDNN_TRY(cudaLibs().cudnnCreateTensorDescriptor(&BiasDesc),
+                   "cudnnCreateTensorDescriptor");
+  if (Error E = setTensor(BiasDesc, T, BiasDims))
+    return E;
+  SOLDER_CUDNN_TRY(cudaLibs().cudnnCreateActivationDescriptor(&ActDesc),
+                   "cudnnCreateActivationDescriptor");
+  cudnnActivationMode_t Mode = C.Act == ConvConfig::Activation::Relu
+                                   ? CUDNN_ACTIVATION_RELU
+                                   : CUDNN_ACTIVATION_IDENTITY;
+  SOLDER_CUDNN_TRY(cudaLibs().cudnnSetActivationDescriptor(
+                       ActDesc, Mode, CUDNN_PROPAGATE_NAN, 0.0),
+                   "cudnnSetActivationDescriptor");
   return Error::success();
 }
 
@@ -310,6 +370,20 @@ Expected<int> ConvCall::retime(cudnnHandle_t H,
   Expected<void *> Ws = S.get(WorkspaceBytes);
   if (!Ws)
     return Ws.takeError();
+  // A fused call is timed as it runs: with its bias and z.
+  void *Bias = nullptr, *Z = nullptr;
+  if (C.Fused) {
+    Expected<void *> B = S.get(numBytes({C.YDims[1]}, C.Elem));
+    if (!B)
+      return B.takeError();
+    Bias = *B;
+    if (C.HasZ) {
+      Expected<void *> Zs = S.get(numBytes(C.YDims, C.Elem));
+      if (!Zs)
+        return Zs.takeError();
+      Z = *Zs;
+    }
+  }
   cudaEvent_t Start, Stop;
   SOLDER_CUDA_TRY(cudaEventCreate(&Start), "cudaEventCreate");
   SOLDER_CUDA_TRY(cudaEventCreate(&Stop), "cudaEventCreate");
@@ -326,7 +400,7 @@ Expected<int> ConvCall::retime(cudnnHandle_t H,
       if (R == RetimeWarmup)
         cudaEventRecord(Start, nullptr);
       // The handle runs on the legacy default stream, like the events.
-      Failure = Call.enqueue(H, *X, *W, *Y, *Ws, WorkspaceBytes);
+      Failure = Call.enqueue(H, *X, *W, *Y, Bias, Z, *Ws, WorkspaceBytes);
     }
     if (Failure)
       break;
@@ -348,6 +422,14 @@ Expected<int> ConvCall::retime(cudnnHandle_t H,
 
 Error ConvCall::chooseAlgo(cudnnHandle_t H, int &Algo, int &MathType) const {
   const ConvConfig &C = *Config;
+  if (C.Fused && C.Act == ConvConfig::Activation::Relu) {
+    // The only algorithm cudnnConvolutionBiasActivationForward runs with
+    // ReLU; nothing to measure.
+    Algo = int(CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM);
+    MathType = int(C.Elem == DType::F32 && !C.AllowTF32 ? CUDNN_FMA_MATH
+                                                        : CUDNN_DEFAULT_MATH);
+    return Error::success();
+  }
   constexpr int MaxResults = 16;
   int Returned = 0;
   std::vector<Candidate> Usable;
@@ -434,13 +516,26 @@ Expected<size_t> ConvCall::workspaceBytes(cudnnHandle_t H) const {
 }
 
 Error ConvCall::enqueue(cudnnHandle_t H, const void *X, const void *W, void *Y,
-                        void *Workspace, size_t WorkspaceBytes) const {
+                        const void *Bias, const void *Z, void *Workspace,
+                        size_t WorkspaceBytes) const {
   const ConvConfig &C = *Config;
   double OneD = 1.0, ZeroD = 0.0;
   float OneF = 1.0f, ZeroF = 0.0f;
   bool F64 = C.Elem == DType::F64;
   const void *One = F64 ? static_cast<const void *>(&OneD) : &OneF;
   const void *Zero = F64 ? static_cast<const void *>(&ZeroD) : &ZeroF;
+  if (C.Fused) {
+    // y = act(conv(x, w) + alpha2 z + bias). Without z, alpha2 is 0 and z
+    // is y: cuDNN does not read a blend input scaled by zero.
+    float Alpha2 = C.HasZ ? C.Alpha2 : 0.0f;
+    SOLDER_CUDNN_TRY(cudaLibs().cudnnConvolutionBiasActivationForward(
+                         H, One, XDesc, X, WDesc, W, ConvDesc,
+                         cudnnConvolutionFwdAlgo_t(C.Algo), Workspace,
+                         WorkspaceBytes, &Alpha2, YDesc, C.HasZ ? Z : Y,
+                         BiasDesc, Bias, ActDesc, YDesc, Y),
+                     "cudnnConvolutionBiasActivationForward");
+    return Error::success();
+  }
   if (!C.Transpose)
     SOLDER_CUDNN_TRY(cudaLibs().cudnnConvolutionForward(
                          H, One, XDesc, X, WDesc, W, ConvDesc,

@@ -33,16 +33,20 @@ public:
   /// Asks the heuristics for the best algorithm (at model load).
   llvm::Error chooseAlgo(cublasLtHandle_t H, cublasLtMatmulAlgo_t &Algo,
                          size_t &Workspace) const;
+  /// Bias is read by the *_BIAS epilogues, C when C.CFrom is Separate
+  /// (null otherwise).
   llvm::Error enqueue(cublasLtHandle_t H, const cublasLtMatmulAlgo_t &Algo,
-                      const void *A, const void *B, const void *Bias, void *D,
-                      void *Workspace, size_t WorkspaceBytes,
-                      cudaStream_t Stream) const;
+                      const void *A, const void *B, const void *Bias,
+                      const void *C, void *D, void *Workspace,
+                      size_t WorkspaceBytes, cudaStream_t Stream) const;
 
 private:
   const GemmConfig *Config = nullptr;
   cublasLtMatmulDesc_t Desc = nullptr;
+  /// LayoutC is LayoutD's twin for a separate C (cuBLASLt wants distinct
+  /// descriptors for C and D when their pointers differ); null otherwise.
   cublasLtMatrixLayout_t LayoutA = nullptr, LayoutB = nullptr,
-                         LayoutD = nullptr;
+                         LayoutC = nullptr, LayoutD = nullptr;
 };
 
 class ConvCall {
@@ -55,10 +59,15 @@ public:
   /// chosen, else what C's dtype and TF32 setting allow.
   llvm::Error init(const ConvConfig &C);
   /// Measures the algorithms (at model load) and fills Algo and MathType.
+  /// A fused call with ReLU takes IMPLICIT_PRECOMP_GEMM, the only
+  /// algorithm cudnnConvolutionBiasActivationForward supports with it.
   llvm::Error chooseAlgo(cudnnHandle_t H, int &Algo, int &MathType) const;
   llvm::Expected<size_t> workspaceBytes(cudnnHandle_t H) const;
+  /// Bias is read by fused calls, Z by fused calls with HasZ (null
+  /// otherwise).
   llvm::Error enqueue(cudnnHandle_t H, const void *X, const void *W, void *Y,
-                      void *Workspace, size_t WorkspaceBytes) const;
+                      const void *Bias, const void *Z, void *Workspace,
+                      size_t WorkspaceBytes) const;
 
 private:
   /// Index of the fastest of Choices ((algo, math type) pairs), timed on
@@ -70,6 +79,9 @@ private:
   cudnnTensorDescriptor_t XDesc = nullptr, YDesc = nullptr;
   cudnnFilterDescriptor_t WDesc = nullptr;
   cudnnConvolutionDescriptor_t ConvDesc = nullptr;
+  /// Fused calls only: the bias as [1,C,1,...] and the activation.
+  cudnnTensorDescriptor_t BiasDesc = nullptr;
+  cudnnActivationDescriptor_t ActDesc = nullptr;
 };
 
 } // namespace solder

@@ -61,14 +61,19 @@ struct PlanKernel {
   std::string Summary;
 };
 
-/// D = alpha * op(A) op(B) + beta * C, column-major, in the form cuBLASLt
-/// takes it (the builder swaps operands so row-major ONNX tensors need no
-/// transposes): D is M x N with leading dimension M.
+/// D = epilogue(alpha * op(A) op(B) + beta * C), column-major, in the form
+/// cuBLASLt takes it (the builder swaps operands so row-major ONNX tensors
+/// need no transposes): D is M x N with leading dimension M.
 struct GemmConfig {
-  enum class BiasKind : uint8_t {
+  /// cuBLASLt's epilogue: what is applied after alpha AB + beta C. The
+  /// *Bias kinds add BiasVec, a length-M vector (one value per row of D,
+  /// i.e. per column of the row-major result), shared by every batch.
+  enum class Epilogue : uint8_t { None, Bias, Relu, ReluBias, Gelu, GeluBias };
+  /// Where beta C comes from.
+  enum class CSource : uint8_t {
     None,     ///< beta is 0
-    Epilogue, ///< a length-M vector added by the BIAS epilogue (beta 1)
     InPlace,  ///< C was copied into D by an earlier step; beta scales D
+    Separate, ///< C is its own buffer (a residual), laid out like D
   };
   DType Elem = DType::F32;
   bool TransA = false, TransB = false;
@@ -77,15 +82,22 @@ struct GemmConfig {
   int64_t Batch = 1;
   int64_t StrideA = 0, StrideB = 0, StrideD = 0;
   float Alpha = 1.0f, Beta = 0.0f;
-  BiasKind Bias = BiasKind::None;
+  Epilogue Epi = Epilogue::None;
+  CSource CFrom = CSource::None;
   bool AllowTF32 = false;
-  BufferRef A, B, BiasVec, D;
+  BufferRef A, B, BiasVec, C, D;
+
+  bool hasBias() const {
+    return Epi == Epilogue::Bias || Epi == Epilogue::ReluBias ||
+           Epi == Epilogue::GeluBias;
+  }
 };
 
 /// A cuDNN convolution (forward) or transposed convolution (backward data).
 /// Dims are cuDNN's NC + spatial, at least 2 spatial dims (1-D problems get
 /// a unit height).
 struct ConvConfig {
+  enum class Activation : uint8_t { Identity, Relu };
   DType Elem = DType::F32;
   bool Transpose = false;
   std::vector<int64_t> XDims, WDims, YDims; ///< Y is the step's result
@@ -97,7 +109,14 @@ struct ConvConfig {
   int Algo = -1;
   /// cudnnMathType_t to run the chosen algorithm with.
   int MathType = 0;
-  BufferRef X, W, Y;
+  /// Fused (forward only): y = act(conv(x, w) + Alpha2 z + bias) through
+  /// cudnnConvolutionBiasActivationForward. Bias (YDims[1] values) is
+  /// always set then (zeros when the model has none); Z only when HasZ.
+  bool Fused = false;
+  Activation Act = Activation::Identity;
+  bool HasZ = false;
+  float Alpha2 = 0.0f;
+  BufferRef X, W, Y, Bias, Z;
 };
 
 struct CopyConfig {
@@ -118,15 +137,33 @@ struct PlanStep {
   int64_t GroupId = -1;
 };
 
-/// One fused group of the compiled graph and how the plan runs it.
+/// A tensor a group reads or writes, where it lives during a run (for
+/// `solder compare`, which reads it between steps).
+struct PlanValue {
+  std::string Name;
+  DType Elem = DType::F32;
+  std::vector<int64_t> Dims;
+  BufferRef Ref;
+  bool operator==(const PlanValue &O) const {
+    return Name == O.Name && Elem == O.Elem && Dims == O.Dims && Ref == O.Ref;
+  }
+};
+
+/// One fused group of the compiled graph and how the plan runs it; also
+/// one entry (Id -1, Kind "single") per unfused node that has steps, so
+/// every step but the final copies into outputs belongs to exactly one
+/// entry.
 struct PlanGroup {
   int64_t Id = -1;
-  std::string Kind;                 ///< "contraction", "loop", "reduction"
+  std::string Kind;                 ///< "contraction", "loop", "reduction",
+                                    ///< "single"
   std::vector<std::string> Members; ///< ONNX node names, in body order
-  /// How it runs, e.g. "cuBLASLt matmul, epilogue BIAS + residual (beta C)"
-  /// or "cuDNN conv + generated kernel solder_12_fused".
+  /// How it runs, e.g. "cuBLASLt matmul + BIAS epilogue + residual (beta
+  /// C)" or "cuDNN conv + generated kernel solder_12_g3_epilogue".
   std::string RunsAs;
   std::vector<uint32_t> Steps; ///< indices into Plan::Steps, in order
+  /// The group's operands and results (the node's, for a single node).
+  std::vector<PlanValue> Operands, Results;
 };
 
 /// One intermediate placed in the arena (for reports and tests).

@@ -6,11 +6,21 @@
 //   MatMul / Gemm                       -> cuBLASLt step (+ helper kernel
 //                                          copying a broadcast C into Y)
 //   Conv / ConvTranspose                -> cuDNN step (+ helper bias kernel)
-//   anything a generated kernel writes  -> that kernel's launch
+//   FusedGroup "contraction"            -> the library step with the
+//                                          epilogue it absorbs
+//                                          (matchLibraryEpilogue), then the
+//                                          rest kernel, if any
+//   anything a generated kernel writes  -> that kernel's launch (loop and
+//                                          reduction groups included)
 //
-// A fused node whose generated kernel reads the result of a contraction
-// inside the node's body (an epilogue) gets the library step of that
-// contraction first, writing a temporary in the arena.
+// A contraction group whose library call leaves a rest writes the body
+// value the rest kernel reads (LibraryResult) to a temporary in the arena;
+// otherwise the library call writes the group's result directly. Body
+// inputs and outputs stand for the group's operands and results.
+//
+// Every node with steps also gets a Plan::Groups entry (fused groups with
+// their id, unfused nodes as "single" with id -1) naming its steps and
+// where its operands and results live, for reports and `solder compare`.
 //
 // Graph outputs are written in place: the value (or the value a view of it
 // aliases) is located in the caller's output buffer. An output that is a
@@ -20,16 +30,20 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/cuda/PlanBuilder.h"
 #include "codegen/GeneratedKernel.h"
+#include "codegen/LibraryEpilogue.h"
 #include "ir/ConvPads.h"
+#include "ir/FusedGroup.h"
 #include "ir/OpRegistry.h"
 #include "ir/Printer.h"
 #include "runtime/cuda/KernelCompiler.h"
 #include "runtime/cuda/MemoryPlanner.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 #include <cmath>
+#include <optional>
 
 using namespace llvm;
 
@@ -164,14 +178,38 @@ struct ProtoStep {
   std::vector<const Value *> Args; // kernel parameters
   std::vector<const Value *> Reads, Writes;
   int OutputIndex = -1; // copy into this graph output
+  int64_t GroupId = -1;
 };
 
 struct GemmValues {
-  const Value *A = nullptr, *B = nullptr, *Bias = nullptr, *D = nullptr;
+  const Value *A = nullptr, *B = nullptr, *Bias = nullptr, *C = nullptr,
+              *D = nullptr;
 };
 struct ConvValues {
   const Value *X = nullptr, *W = nullptr, *Y = nullptr;
+  /// Fused calls: the bias (null with ZeroBias: the builder places zeros)
+  /// and z.
+  const Value *Bias = nullptr, *Z = nullptr;
+  bool ZeroBias = false;
 };
+
+/// A Plan::Groups entry before buffers are placed.
+struct ProtoGroup {
+  PlanGroup G;
+  std::vector<const Value *> Operands, Results;
+};
+
+GemmConfig::Epilogue gemmEpilogue(bool Bias, EpilogueActivation A) {
+  switch (A) {
+  case EpilogueActivation::None:
+    return Bias ? GemmConfig::Epilogue::Bias : GemmConfig::Epilogue::None;
+  case EpilogueActivation::Relu:
+    return Bias ? GemmConfig::Epilogue::ReluBias : GemmConfig::Epilogue::Relu;
+  case EpilogueActivation::GeluTanh:
+    return Bias ? GemmConfig::Epilogue::GeluBias : GemmConfig::Epilogue::Gelu;
+  }
+  return GemmConfig::Epilogue::None;
+}
 
 class Builder {
 public:
@@ -182,11 +220,18 @@ private:
   Error checkStatic();
   Error scheduleNode(const Node &N);
   Error scheduleKernel(unsigned KI);
-  Error addLibraryNode(const Node &N);
-  Error addMatMul(const Node &N);
-  Error addGemm(const Node &N);
+  /// The library step(s) of N; with E, N is a contraction group's anchor
+  /// and the call also does what E absorbed, writing E->LibraryResult.
+  Error addLibraryNode(const Node &N, const LibraryEpilogue *E);
+  Error addMatMul(const Node &N, const LibraryEpilogue *E);
+  Error addGemm(const Node &N, const LibraryEpilogue *E);
   /// Conv, or ConvTranspose (cuDNN backward data) when Transpose.
-  Error addConv(const Node &N, bool Transpose);
+  Error addConv(const Node &N, bool Transpose, const LibraryEpilogue *E);
+  /// The steps of a contraction group; RunsAs says how it runs.
+  Error addContractionGroup(const Node &Group, std::string &RunsAs);
+  void addGemmEpilogue(GemmConfig &C, GemmValues &GV, const LibraryEpilogue *E);
+  void recordGroup(const Node &N, size_t FirstStep, std::string RunsAs);
+  std::optional<BufferRef> placedRef(const Value *V);
   void addHelperKernel(PlanKernel K, const Value *Out, const Value *In,
                        const Node &N, bool ReadsOut);
   Error placeBuffers();
@@ -218,7 +263,9 @@ private:
   std::vector<GeneratedKernel> Gen;
   DenseMap<const Value *, unsigned> KernelOf;
   std::vector<bool> Scheduled;
-  DenseMap<const Node *, bool> LibraryDone;
+  /// Body values a library step writes (a contraction group's temporary).
+  DenseSet<const Value *> LibraryWritten;
+  std::vector<ProtoGroup> Groups;
   StringMap<unsigned> KernelByName;
   DenseMap<const Value *, BufferRef> Loc;
 };
@@ -262,9 +309,28 @@ void Builder::addHelperKernel(PlanKernel K, const Value *Out, const Value *In,
   Steps.push_back(std::move(S));
 }
 
-Error Builder::addMatMul(const Node &N) {
+void Builder::addGemmEpilogue(GemmConfig &C, GemmValues &GV,
+                              const LibraryEpilogue *E) {
+  EpilogueActivation Act = EpilogueActivation::None;
+  if (E) {
+    C.Alpha *= E->Alpha;
+    if (E->Bias)
+      GV.Bias = outer(E->Bias);
+    if (E->Residual) {
+      // The matcher took the residual only with cuBLASLt's C free.
+      assert(C.CFrom == GemmConfig::CSource::None && "C is taken");
+      C.CFrom = GemmConfig::CSource::Separate;
+      C.Beta = 1.0f;
+      GV.C = outer(E->Residual);
+    }
+    Act = E->Activation;
+  }
+  C.Epi = gemmEpilogue(GV.Bias != nullptr, Act);
+}
+
+Error Builder::addMatMul(const Node &N, const LibraryEpilogue *E) {
   const Value *A = outer(N.operand(0)), *B = outer(N.operand(1));
-  const Value *Y = N.result(0);
+  const Value *Y = outer(E ? E->LibraryResult : N.result(0));
   DType T = Y->dtype();
   if (!isFloat(T))
     return planError(N.describe() + ": MatMul of " + dtypeName(T) +
@@ -326,7 +392,9 @@ Error Builder::addMatMul(const Node &N) {
   C.StrideA = BBatchN == 1 ? 0 : K * N2;
   C.StrideB = ABatchN == 1 ? 0 : M * K;
   C.StrideD = M * N2;
-  GemmVals.push_back({B, A, nullptr, Y});
+  GemmValues GV{B, A, nullptr, nullptr, Y};
+  addGemmEpilogue(C, GV, E);
+  GemmVals.push_back(GV);
   ProtoStep S;
   S.K = PlanStep::Kind::Gemm;
   S.Index = P.Gemms.size();
@@ -334,16 +402,19 @@ Error Builder::addMatMul(const Node &N) {
       N.describe() +
       formatv(" (matmul {0}x{1}x{2} batch {3})", Rows, N2, K, Batch).str();
   S.Reads = {A, B};
+  for (const Value *V : {GV.Bias, GV.C})
+    if (V)
+      S.Reads.push_back(V);
   S.Writes = {Y};
   P.Gemms.push_back(C);
   Steps.push_back(std::move(S));
   return Error::success();
 }
 
-Error Builder::addGemm(const Node &N) {
+Error Builder::addGemm(const Node &N, const LibraryEpilogue *E) {
   const Value *A = outer(N.operand(0)), *B = outer(N.operand(1));
   const Value *Cv = N.operand(2) ? outer(N.operand(2)) : nullptr;
-  const Value *Y = N.result(0);
+  const Value *Y = outer(E ? E->LibraryResult : N.result(0));
   DType T = Y->dtype();
   if (!isFloat(T))
     return planError(N.describe() + ": Gemm of " + dtypeName(T) +
@@ -369,13 +440,10 @@ Error Builder::addGemm(const Node &N) {
   C.Ldb = TA ? M : K;
   C.Ldd = N2;
   C.Alpha = Alpha;
-  GemmValues GV{B, A, nullptr, Y};
-  if (Cv && Beta != 0.0f) {
+  GemmValues GV{B, A, nullptr, nullptr, Y};
+  if (gemmHasC(N)) {
     SmallVector<int64_t, 4> CD = dims(Cv);
-    bool RowVector = (CD.size() == 1 && CD[0] == N2) ||
-                     (CD.size() == 2 && CD[0] == 1 && CD[1] == N2);
-    if (RowVector && Beta == 1.0f && N2 > 1 && T != DType::F64) {
-      C.Bias = GemmConfig::BiasKind::Epilogue;
+    if (gemmCIsBiasVector(N)) {
       C.Beta = 0.0f;
       GV.Bias = Cv;
     } else {
@@ -390,19 +458,21 @@ Error Builder::addGemm(const Node &N) {
       int64_t SR = CR == 1 ? 0 : CC, SC = CC == 1 ? 0 : 1;
       addHelperKernel(broadcastCopyKernel(T, M, N2, SR, SC), Y, Cv, N,
                       /*ReadsOut=*/false);
-      C.Bias = GemmConfig::BiasKind::InPlace;
+      C.CFrom = GemmConfig::CSource::InPlace;
       C.Beta = Beta;
     }
   }
+  addGemmEpilogue(C, GV, E);
   GemmVals.push_back(GV);
   ProtoStep S;
   S.K = PlanStep::Kind::Gemm;
   S.Index = P.Gemms.size();
   S.Label = N.describe() + formatv(" (gemm {0}x{1}x{2})", M, N2, K).str();
   S.Reads = {A, B};
-  if (GV.Bias)
-    S.Reads.push_back(GV.Bias);
-  if (C.Bias == GemmConfig::BiasKind::InPlace)
+  for (const Value *V : {GV.Bias, GV.C})
+    if (V)
+      S.Reads.push_back(V);
+  if (C.CFrom == GemmConfig::CSource::InPlace)
     S.Reads.push_back(Y);
   S.Writes = {Y};
   P.Gemms.push_back(C);
@@ -431,11 +501,15 @@ Error symmetricPads(const Node &N, ArrayRef<int64_t> Begin,
   return Error::success();
 }
 
-Error Builder::addConv(const Node &N, bool Transpose) {
+Error Builder::addConv(const Node &N, bool Transpose,
+                       const LibraryEpilogue *E) {
   const char *Op = Transpose ? "ConvTranspose" : "Conv";
   const Value *X = outer(N.operand(0)), *W = outer(N.operand(1));
   const Value *Bv = N.operand(2) ? outer(N.operand(2)) : nullptr;
-  const Value *Y = N.result(0);
+  const Value *Y = outer(E ? E->LibraryResult : N.result(0));
+  // The matcher takes a bias Add only when the node has no bias of its own.
+  if (E && E->Bias)
+    Bv = outer(E->Bias);
   DType T = Y->dtype();
   if (T != DType::F32 && T != DType::F16 && T != DType::BF16 && T != DType::F64)
     return planError(N.describe() + ": " + Op + " of " + dtypeName(T) +
@@ -478,13 +552,36 @@ Error Builder::addConv(const Node &N, bool Transpose) {
     C.Strides.insert(C.Strides.begin(), 1);
     C.Dilations.insert(C.Dilations.begin(), 1);
   }
-  ConvVals.push_back({X, W, Y});
+  ConvValues CV{X, W, Y};
+  // Inside a contraction group, bias, z and ReLU go into one
+  // cudnnConvolutionBiasActivationForward (which needs a bias: zeros when
+  // the model has none). Alone, a Conv keeps the plain call and the bias
+  // kernel, so --no-fusion runs every op by itself.
+  bool Fused = E && !Transpose && T != DType::F64 &&
+               (Bv || E->Residual || E->Activation != EpilogueActivation::None);
+  if (Fused) {
+    C.Fused = true;
+    CV.Bias = Bv;
+    CV.ZeroBias = !Bv;
+    Bv = nullptr;
+    if (E->Residual) {
+      C.HasZ = true;
+      C.Alpha2 = 1.0f;
+      CV.Z = outer(E->Residual);
+    }
+    if (E->Activation == EpilogueActivation::Relu)
+      C.Act = ConvConfig::Activation::Relu;
+  }
+  ConvVals.push_back(CV);
   ProtoStep S;
   S.K = PlanStep::Kind::Conv;
   S.Index = P.Convs.size();
   S.Label = N.describe() + (Transpose ? " (conv-transpose " : " (conv ") +
             typeToString(X->type()) + " * " + typeToString(W->type()) + ")";
   S.Reads = {X, W};
+  for (const Value *V : {CV.Bias, CV.Z})
+    if (V)
+      S.Reads.push_back(V);
   S.Writes = {Y};
   P.Convs.push_back(std::move(C));
   Steps.push_back(std::move(S));
@@ -498,22 +595,50 @@ Error Builder::addConv(const Node &N, bool Transpose) {
   return Error::success();
 }
 
-Error Builder::addLibraryNode(const Node &N) {
-  if (LibraryDone.lookup(&N))
-    return Error::success();
-  LibraryDone[&N] = true;
+Error Builder::addLibraryNode(const Node &N, const LibraryEpilogue *E) {
   switch (N.kind()) {
   case OpKind::MatMul:
-    return addMatMul(N);
+    return addMatMul(N, E);
   case OpKind::Gemm:
-    return addGemm(N);
+    return addGemm(N, E);
   case OpKind::Conv:
-    return addConv(N, /*Transpose=*/false);
+    return addConv(N, /*Transpose=*/false, E);
   case OpKind::ConvTranspose:
-    return addConv(N, /*Transpose=*/true);
+    return addConv(N, /*Transpose=*/true, E);
   default:
     return planError(N.describe() + ": not a library op");
   }
+}
+
+Error Builder::addContractionGroup(const Node &Group, std::string &RunsAs) {
+  LibraryEpilogue E = matchLibraryEpilogue(Group);
+  if (!E.Anchor)
+    return planError(Group.describe() +
+                     ": a contraction group whose body does not start with "
+                     "a Conv, ConvTranspose, MatMul or Gemm");
+  if (Error Err = addLibraryNode(*E.Anchor, &E))
+    return Err;
+  RunsAs = E.Description;
+  if (E.Rest.empty()) {
+    if (E.LibraryResult->graph() != &G && !Subst.count(E.LibraryResult))
+      return planError(Group.describe() + ": the library call computes '" +
+                       E.LibraryResult->name() +
+                       "', which is not the group's result");
+    return Error::success();
+  }
+  LibraryWritten.insert(E.LibraryResult);
+  auto It = KernelOf.find(Group.result(0));
+  if (It == KernelOf.end()) {
+    std::string Rest;
+    for (const Node *N : E.Rest)
+      Rest += (Rest.empty() ? "" : ", ") + memberName(*N);
+    return planError(Group.describe() + ": the library call (" + E.Description +
+                     ") leaves " + Rest +
+                     " for a generated kernel, but code generation emitted "
+                     "none for the group");
+  }
+  RunsAs += " + generated kernel " + Gen[It->second].Name;
+  return scheduleKernel(It->second);
 }
 
 Error Builder::scheduleKernel(unsigned KI) {
@@ -521,17 +646,14 @@ Error Builder::scheduleKernel(unsigned KI) {
     return Error::success();
   Scheduled[KI] = true;
   const GeneratedKernel &GK = Gen[KI];
-  // An epilogue kernel reads the result of a contraction inside a fused
-  // node's body: run that contraction through its library first.
+  // Body values a kernel reads are group operands, constants, or what a
+  // contraction group's library step wrote before it.
   for (const Value *In : GK.Inputs) {
-    if (!In || In->graph() == &G || In->isConstant() || Subst.count(In))
+    if (!In || In->graph() == &G || In->isConstant() || Subst.count(In) ||
+        LibraryWritten.count(In))
       continue;
-    const Node *Anchor = In->producer();
-    if (!Anchor || !isLibraryOp(Anchor->kind()))
-      return planError("kernel " + GK.Name + " reads '" + In->name() +
-                       "', which no step produces");
-    if (Error E = addLibraryNode(*Anchor))
-      return E;
+    return planError("kernel " + GK.Name + " reads '" + In->name() +
+                     "', which no step produces");
   }
   PlanKernel K;
   K.Name = GK.Name;
@@ -560,21 +682,68 @@ Error Builder::scheduleKernel(unsigned KI) {
   return Error::success();
 }
 
+void Builder::recordGroup(const Node &N, size_t FirstStep, std::string RunsAs) {
+  if (Steps.size() == FirstStep)
+    return;
+  ProtoGroup PG;
+  if (isFusedGroup(N)) {
+    GroupInfo Info = groupInfo(N);
+    PG.G.Id = Info.Id;
+    PG.G.Kind = groupKindName(Info.Kind).str();
+    PG.G.Members = Info.Members;
+  } else {
+    PG.G.Kind = "single";
+    PG.G.Members = {memberName(N)};
+  }
+  for (size_t I = FirstStep; I < Steps.size(); ++I) {
+    Steps[I].GroupId = PG.G.Id;
+    PG.G.Steps.push_back(uint32_t(I));
+    if (RunsAs.empty())
+      RunsAs = Steps[I].Label;
+  }
+  PG.G.RunsAs = std::move(RunsAs);
+  for (const Value *V : N.operands())
+    if (V)
+      PG.Operands.push_back(V);
+  for (const Value *V : N.results())
+    if (V)
+      PG.Results.push_back(V);
+  Groups.push_back(std::move(PG));
+}
+
 Error Builder::scheduleNode(const Node &N) {
   const OpInfo &Info = getOpInfo(N.kind());
   if (Info.IsView && !N.body()) {
     Alias[N.result(0)] = outer(N.operand(0));
     return Error::success();
   }
-  if (isLibraryOp(N.kind()) && !N.body())
-    return addLibraryNode(N);
+  size_t First = Steps.size();
+  if (isLibraryOp(N.kind()) && !N.body()) {
+    if (Error E = addLibraryNode(N, nullptr))
+      return E;
+    recordGroup(N, First, "");
+    return Error::success();
+  }
   if (Graph *Body = N.body()) {
-    // Body inputs stand for the fused node's operands, in order.
+    // Body inputs and outputs stand for the fused node's operands and
+    // results, in order.
     ArrayRef<Value *> BodyIns = Body->inputs();
     for (unsigned I = 0; I < BodyIns.size(); ++I)
       if (I < N.numOperands() && N.operand(I))
         Subst[BodyIns[I]] = N.operand(I);
+    ArrayRef<Value *> BodyOuts = Body->outputs();
+    for (unsigned J = 0; J < BodyOuts.size(); ++J)
+      if (J < N.numResults() && N.result(J))
+        Subst[BodyOuts[J]] = N.result(J);
   }
+  if (isFusedGroup(N) && groupInfo(N).Kind == GroupKind::Contraction) {
+    std::string RunsAs;
+    if (Error E = addContractionGroup(N, RunsAs))
+      return E;
+    recordGroup(N, First, std::move(RunsAs));
+    return Error::success();
+  }
+  std::string RunsAs;
   bool Covered = false;
   for (const Value *R : N.results()) {
     if (!R)
@@ -583,6 +752,9 @@ Error Builder::scheduleNode(const Node &N) {
     if (It == KernelOf.end())
       continue;
     Covered = true;
+    if (!Scheduled[It->second])
+      RunsAs +=
+          (RunsAs.empty() ? "generated kernel " : ", ") + Gen[It->second].Name;
     if (Error E = scheduleKernel(It->second))
       return E;
   }
@@ -594,7 +766,15 @@ Error Builder::scheduleNode(const Node &N) {
   if (!Covered && !AllEmpty)
     return planError(N.describe() +
                      ": no generated kernel implements it on the GPU");
+  recordGroup(N, First, std::move(RunsAs));
   return Error::success();
+}
+
+std::optional<BufferRef> Builder::placedRef(const Value *V) {
+  auto It = Loc.find(root(V));
+  if (It == Loc.end())
+    return std::nullopt;
+  return It->second;
 }
 
 BufferRef Builder::ref(const Value *V) {
@@ -688,6 +868,7 @@ Error Builder::placeBuffers() {
     PS.K = S.K;
     PS.Index = S.Index;
     PS.Label = S.Label;
+    PS.GroupId = S.GroupId;
     switch (S.K) {
     case PlanStep::Kind::Kernel:
       for (const Value *V : S.Args)
@@ -701,6 +882,8 @@ Error Builder::placeBuffers() {
       C.D = ref(GV.D);
       if (GV.Bias)
         C.BiasVec = ref(GV.Bias);
+      if (GV.C)
+        C.C = ref(GV.C);
       break;
     }
     case PlanStep::Kind::Conv: {
@@ -709,6 +892,15 @@ Error Builder::placeBuffers() {
       C.X = ref(CV.X);
       C.W = ref(CV.W);
       C.Y = ref(CV.Y);
+      if (CV.Bias)
+        C.Bias = ref(CV.Bias);
+      if (CV.ZeroBias) {
+        uint64_t Bytes = uint64_t(C.YDims[1]) * dtypeSize(C.Elem);
+        C.Bias = {BufferSpace::Weights, 0,
+                  P.Weights.appendCopy(std::string(Bytes, '\0'))};
+      }
+      if (CV.Z)
+        C.Z = ref(CV.Z);
       break;
     }
     case PlanStep::Kind::Copy: {
@@ -719,6 +911,26 @@ Error Builder::placeBuffers() {
     }
     }
     P.Steps.push_back(std::move(PS));
+  }
+
+  // Where each group's operands and results live. Constants baked into
+  // kernels are placed too, so every one can be read back; a value with
+  // no buffer at all (an empty tensor) is left out.
+  for (ProtoGroup &PG : Groups) {
+    auto Values = [&](ArrayRef<const Value *> Vs, std::vector<PlanValue> &Out) {
+      for (const Value *V : Vs) {
+        if (root(V)->isConstant())
+          PlaceConstant(root(V));
+        std::optional<BufferRef> R = placedRef(V);
+        if (!R)
+          continue;
+        SmallVector<int64_t, 4> D = dims(V);
+        Out.push_back({V->name(), V->dtype(), {D.begin(), D.end()}, *R});
+      }
+    };
+    Values(PG.Operands, PG.G.Operands);
+    Values(PG.Results, PG.G.Results);
+    P.Groups.push_back(std::move(PG.G));
   }
   return Error::success();
 }
@@ -741,7 +953,8 @@ Expected<Plan> Builder::build() {
   PO.ElideLargeConstants = true;
   P.IrText = graphToString(G, PO);
 
-  Expected<std::vector<GeneratedKernel>> K = generateKernels(G, Opts.Arch);
+  Expected<std::vector<GeneratedKernel>> K =
+      generateKernels(G, Opts.Arch, Opts.PerturbGroupId);
   if (!K)
     return K.takeError();
   Gen = std::move(*K);

@@ -30,6 +30,9 @@ struct PlanOptions {
   bool AllowTF32 = false;
   /// Progress lines for long steps; null = quiet.
   llvm::raw_ostream *Progress = nullptr;
+  /// Test only: the generated kernel of this fused group perturbs its
+  /// output (CodegenOptions::PerturbGroupId); -1 = off.
+  int64_t PerturbGroupId = -1;
 };
 
 /// Builds the plan of G (every value must have a static shape) without

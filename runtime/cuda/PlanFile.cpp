@@ -244,11 +244,13 @@ static std::string serializeMetadata(const Plan &P) {
       W.pod<int64_t>(V);
     W.pod<float>(C.Alpha);
     W.pod<float>(C.Beta);
-    W.pod<uint8_t>(uint8_t(C.Bias));
+    W.pod<uint8_t>(uint8_t(C.Epi));
+    W.pod<uint8_t>(uint8_t(C.CFrom));
     W.pod<uint8_t>(C.AllowTF32);
     W.ref(C.A);
     W.ref(C.B);
     W.ref(C.BiasVec);
+    W.ref(C.C);
     W.ref(C.D);
   }
   W.pod<uint64_t>(P.Convs.size());
@@ -265,9 +267,15 @@ static std::string serializeMetadata(const Plan &P) {
     W.pod<uint8_t>(C.AllowTF32);
     W.pod<int32_t>(C.Algo);
     W.pod<int32_t>(C.MathType);
+    W.pod<uint8_t>(C.Fused);
+    W.pod<uint8_t>(uint8_t(C.Act));
+    W.pod<uint8_t>(C.HasZ);
+    W.pod<float>(C.Alpha2);
     W.ref(C.X);
     W.ref(C.W);
     W.ref(C.Y);
+    W.ref(C.Bias);
+    W.ref(C.Z);
   }
   W.pod<uint64_t>(P.Copies.size());
   for (const CopyConfig &C : P.Copies) {
@@ -283,6 +291,7 @@ static std::string serializeMetadata(const Plan &P) {
     for (const BufferRef &R : S.Args)
       W.ref(R);
     W.str(S.Label);
+    W.pod<int64_t>(S.GroupId);
   }
   W.pod<uint64_t>(P.Buffers.size());
   for (const PlanBuffer &B : P.Buffers) {
@@ -294,6 +303,38 @@ static std::string serializeMetadata(const Plan &P) {
   }
   W.pod<uint64_t>(P.ArenaBytes);
   W.pod<uint64_t>(P.NaiveArenaBytes);
+  auto Strings = [&](const std::vector<std::string> &V) {
+    W.pod<uint64_t>(V.size());
+    for (const std::string &S : V)
+      W.str(S);
+  };
+  auto Values = [&](const std::vector<PlanValue> &V) {
+    W.pod<uint64_t>(V.size());
+    for (const PlanValue &X : V) {
+      W.str(X.Name);
+      W.pod<uint8_t>(uint8_t(X.Elem));
+      W.podVec(X.Dims);
+      W.ref(X.Ref);
+    }
+  };
+  W.pod<uint64_t>(P.Groups.size());
+  for (const PlanGroup &G : P.Groups) {
+    W.pod<int64_t>(G.Id);
+    W.str(G.Kind);
+    Strings(G.Members);
+    W.str(G.RunsAs);
+    W.podVec(G.Steps);
+    Values(G.Operands);
+    Values(G.Results);
+  }
+  W.pod<uint64_t>(P.Decisions.size());
+  for (const DecisionRecord &D : P.Decisions) {
+    W.str(D.Pass);
+    W.str(D.Node);
+    W.str(D.OnnxName);
+    W.pod<uint8_t>(D.Applied);
+    W.str(D.Reason);
+  }
   return std::move(W.Out);
 }
 
@@ -374,7 +415,7 @@ static Error validatePlan(const Plan &P) {
   }
   for (const GemmConfig &C : P.Gemms)
     if (!CheckRef(C.A) || !CheckRef(C.B) || !CheckRef(C.D) ||
-        !CheckRef(C.BiasVec))
+        !CheckRef(C.BiasVec) || !CheckRef(C.C))
       return planFileError("a matmul of the plan refers to a missing buffer");
   for (const ConvConfig &C : P.Convs)
     if (!CheckRef(C.X) || !CheckRef(C.W) || !CheckRef(C.Y) ||
@@ -383,9 +424,23 @@ static Error validatePlan(const Plan &P) {
         C.Strides.size() != C.Pads.size() ||
         C.Dilations.size() != C.Pads.size())
       return planFileError("a convolution of the plan is malformed");
+  for (const ConvConfig &C : P.Convs)
+    if (C.Fused && (C.Transpose || !CheckRef(C.Bias) || !CheckRef(C.Z)))
+      return planFileError("a fused convolution of the plan is malformed");
   for (const CopyConfig &C : P.Copies)
     if (!CheckRef(C.Src) || !CheckRef(C.Dst))
       return planFileError("a copy of the plan refers to a missing buffer");
+  for (const PlanGroup &G : P.Groups) {
+    for (uint32_t S : G.Steps)
+      if (S >= P.Steps.size())
+        return planFileError("group '" + G.Kind + " " + Twine(G.Id) +
+                             "' of the plan refers to a missing step");
+    for (const auto *Vs : {&G.Operands, &G.Results})
+      for (const PlanValue &V : *Vs)
+        if (!CheckRef(V.Ref))
+          return planFileError("group '" + G.Kind + " " + Twine(G.Id) +
+                               "' of the plan refers to a missing buffer");
+  }
   return Error::success();
 }
 
@@ -457,14 +512,17 @@ Expected<Plan> deserializePlan(StringRef Bytes,
       *V = R.pod<int64_t>();
     C.Alpha = R.pod<float>();
     C.Beta = R.pod<float>();
-    uint8_t B = R.pod<uint8_t>();
-    if (B > uint8_t(GemmConfig::BiasKind::InPlace))
+    uint8_t Epi = R.pod<uint8_t>(), CFrom = R.pod<uint8_t>();
+    if (Epi > uint8_t(GemmConfig::Epilogue::GeluBias) ||
+        CFrom > uint8_t(GemmConfig::CSource::Separate))
       R.Failed = true;
-    C.Bias = GemmConfig::BiasKind(B);
+    C.Epi = GemmConfig::Epilogue(Epi);
+    C.CFrom = GemmConfig::CSource(CFrom);
     C.AllowTF32 = R.pod<uint8_t>();
     C.A = R.ref();
     C.B = R.ref();
     C.BiasVec = R.ref();
+    C.C = R.ref();
     C.D = R.ref();
     P.Gemms.push_back(C);
   }
@@ -482,9 +540,18 @@ Expected<Plan> deserializePlan(StringRef Bytes,
     C.AllowTF32 = R.pod<uint8_t>();
     C.Algo = R.pod<int32_t>();
     C.MathType = R.pod<int32_t>();
+    C.Fused = R.pod<uint8_t>();
+    uint8_t Act = R.pod<uint8_t>();
+    if (Act > uint8_t(ConvConfig::Activation::Relu))
+      R.Failed = true;
+    C.Act = ConvConfig::Activation(Act);
+    C.HasZ = R.pod<uint8_t>();
+    C.Alpha2 = R.pod<float>();
     C.X = R.ref();
     C.W = R.ref();
     C.Y = R.ref();
+    C.Bias = R.ref();
+    C.Z = R.ref();
     P.Convs.push_back(std::move(C));
   }
   for (uint64_t I = 0, N = R.count(34); I < N && !R.Failed; ++I) {
@@ -494,7 +561,7 @@ Expected<Plan> deserializePlan(StringRef Bytes,
     C.Bytes = R.pod<uint64_t>();
     P.Copies.push_back(C);
   }
-  for (uint64_t I = 0, N = R.count(21); I < N && !R.Failed; ++I) {
+  for (uint64_t I = 0, N = R.count(29); I < N && !R.Failed; ++I) {
     PlanStep S;
     uint8_t K = R.pod<uint8_t>();
     if (K > uint8_t(PlanStep::Kind::Copy))
@@ -504,6 +571,7 @@ Expected<Plan> deserializePlan(StringRef Bytes,
     for (uint64_t J = 0, M = R.count(13); J < M; ++J)
       S.Args.push_back(R.ref());
     S.Label = R.str();
+    S.GroupId = R.pod<int64_t>();
     P.Steps.push_back(std::move(S));
   }
   for (uint64_t I = 0, N = R.count(32); I < N && !R.Failed; ++I) {
@@ -517,6 +585,44 @@ Expected<Plan> deserializePlan(StringRef Bytes,
   }
   P.ArenaBytes = R.pod<uint64_t>();
   P.NaiveArenaBytes = R.pod<uint64_t>();
+  auto Strings = [&]() {
+    std::vector<std::string> V;
+    for (uint64_t J = 0, M = R.count(8); J < M && !R.Failed; ++J)
+      V.push_back(R.str());
+    return V;
+  };
+  auto Values = [&]() {
+    std::vector<PlanValue> V;
+    for (uint64_t J = 0, M = R.count(30); J < M && !R.Failed; ++J) {
+      PlanValue X;
+      X.Name = R.str();
+      X.Elem = R.dtype();
+      X.Dims = R.podVec<int64_t>();
+      X.Ref = R.ref();
+      V.push_back(std::move(X));
+    }
+    return V;
+  };
+  for (uint64_t I = 0, N = R.count(56); I < N && !R.Failed; ++I) {
+    PlanGroup G;
+    G.Id = R.pod<int64_t>();
+    G.Kind = R.str();
+    G.Members = Strings();
+    G.RunsAs = R.str();
+    G.Steps = R.podVec<uint32_t>();
+    G.Operands = Values();
+    G.Results = Values();
+    P.Groups.push_back(std::move(G));
+  }
+  for (uint64_t I = 0, N = R.count(33); I < N && !R.Failed; ++I) {
+    DecisionRecord D;
+    D.Pass = R.str();
+    D.Node = R.str();
+    D.OnnxName = R.str();
+    D.Applied = R.pod<uint8_t>();
+    D.Reason = R.str();
+    P.Decisions.push_back(std::move(D));
+  }
   if (R.Failed || !R.atEnd())
     return planFileError("plan file is corrupt (malformed payload)");
   if (Owner)

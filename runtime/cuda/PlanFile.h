@@ -36,7 +36,9 @@
 
 namespace solder {
 
-constexpr uint32_t PlanFormatVersion = 3;
+/// 4: matmul epilogues and separate C, fused convolutions, step group ids,
+/// Plan::Groups (with operand and result buffers) and Plan::Decisions.
+constexpr uint32_t PlanFormatVersion = 4;
 
 /// 64-bit checksum of plan bytes: four interleaved lanes of a
 /// multiply-xorshift step per 8-byte word (each step a bijection of its

@@ -24,6 +24,8 @@
 #include "solder/Solder.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/raw_ostream.h"
+#include <algorithm>
+#include <cstdint>
 #include <map>
 #include <mutex>
 
@@ -102,6 +104,10 @@ CompiledModel::compileGraph(Graph &G, const CompileOptions &Opts) {
   PipelineOptions PO;
   PO.DisabledPasses = Opts.DisabledPasses;
   PO.TargetGpu = true;
+  PO.NoFusion = Opts.NoFusion;
+  PO.DisabledFusions = Opts.DisabledFusions;
+  std::vector<DecisionRecord> Decisions;
+  PO.Decisions = &Decisions;
   if (Error E = runPipeline(G, PO))
     return std::move(E);
   PlanOptions PlanOpts;
@@ -118,9 +124,11 @@ CompiledModel::compileGraph(Graph &G, const CompileOptions &Opts) {
   PlanOpts.CacheDir = Opts.CacheDir;
   PlanOpts.AllowTF32 = Opts.AllowTF32;
   PlanOpts.Progress = Opts.Progress;
+  PlanOpts.PerturbGroupId = Opts.PerturbGroupId;
   Expected<Plan> P = buildPlan(G, PlanOpts);
   if (!P)
     return P.takeError();
+  P->Decisions = std::move(Decisions);
   if (Error E = compilePlanKernels(*P, PlanOpts))
     return std::move(E);
   Expected<std::shared_ptr<CompiledModel>> M = fromPlan(std::move(*P));
@@ -210,7 +218,8 @@ Error CompiledModel::loadOnDevice() {
 static std::string convKey(const ConvConfig &C) {
   std::string K;
   raw_string_ostream OS(K);
-  OS << int(C.Elem) << C.Transpose << C.AllowTF32 << "|";
+  OS << int(C.Elem) << C.Transpose << C.AllowTF32 << C.Fused << C.HasZ
+     << int(C.Act) << "|";
   for (const auto *V : {&C.XDims, &C.WDims, &C.YDims})
     OS << join(map_range(*V, [](int64_t X) { return std::to_string(X); }), ",")
        << "|";
@@ -412,7 +421,8 @@ struct ExecutionContext::Impl {
     return const_cast<char *>(resolve(R));
   }
   void refreshArgs();
-  Error enqueueSteps(cudaStream_t S);
+  /// Enqueues steps [First, Last) (all of them by default).
+  Error enqueueSteps(cudaStream_t S, size_t First = 0, size_t Last = SIZE_MAX);
   Error runEager(cudaStream_t S);
   Error runGraph(cudaStream_t S);
 };
@@ -483,13 +493,14 @@ void ExecutionContext::Impl::refreshArgs() {
   ArgsStale = false;
 }
 
-Error ExecutionContext::Impl::enqueueSteps(cudaStream_t S) {
+Error ExecutionContext::Impl::enqueueSteps(cudaStream_t S, size_t First,
+                                           size_t Last) {
   const Plan &P = M->P;
   if (ArgsStale)
     refreshArgs();
   if (!Convs.empty())
     SOLDER_CUDNN_TRY(cudaLibs().cudnnSetStream(Dnn, S), "cudnnSetStream");
-  for (size_t SI = 0; SI < P.Steps.size(); ++SI) {
+  for (size_t SI = First; SI < std::min(Last, P.Steps.size()); ++SI) {
     const PlanStep &St = P.Steps[SI];
     Error E = Error::success();
     switch (St.K) {
@@ -508,16 +519,18 @@ Error ExecutionContext::Impl::enqueueSteps(cudaStream_t S) {
       const GemmConfig &C = P.Gemms[St.Index];
       E = Gemms[St.Index]->enqueue(
           Lt, M->GemmAlgos[St.Index], resolve(C.A), resolve(C.B),
-          C.Bias == GemmConfig::BiasKind::Epilogue ? resolve(C.BiasVec)
-                                                   : nullptr,
+          C.hasBias() ? resolve(C.BiasVec) : nullptr,
+          C.CFrom == GemmConfig::CSource::Separate ? resolve(C.C) : nullptr,
           resolveMut(C.D), Workspace, M->WorkspaceBytes, S);
       break;
     }
     case PlanStep::Kind::Conv: {
       const ConvConfig &C = P.Convs[St.Index];
       E = Convs[St.Index]->enqueue(Dnn, resolve(C.X), resolve(C.W),
-                                   resolveMut(C.Y), Workspace,
-                                   M->WorkspaceBytes);
+                                   resolveMut(C.Y),
+                                   C.Fused ? resolve(C.Bias) : nullptr,
+                                   C.Fused && C.HasZ ? resolve(C.Z) : nullptr,
+                                   Workspace, M->WorkspaceBytes);
       break;
     }
     case PlanStep::Kind::Copy: {
@@ -715,6 +728,64 @@ Error ExecutionContext::run(cudaStream_t Stream) {
   SOLDER_CUDA_TRY(cudaEventRecord(I->After, I->Own), "cudaEventRecord");
   SOLDER_CUDA_TRY(cudaStreamWaitEvent(nullptr, I->After, 0),
                   "cudaStreamWaitEvent");
+  return Error::success();
+}
+
+Error ExecutionContext::runStepByStep(
+    cudaStream_t Stream, function_ref<Error(size_t Step, bool After)> Observe) {
+  cudaStream_t S = Stream ? Stream : I->Own;
+  // Library and kernel code load lazily on a first run: not while another
+  // thread captures a graph (see lazyLoadMutex).
+  std::unique_lock<std::mutex> Lazy(lazyLoadMutex(), std::defer_lock);
+  if (!I->FirstRunDone)
+    Lazy.lock();
+  SOLDER_CUDA_TRY(cudaStreamSynchronize(S), "waiting for earlier work");
+  for (size_t K = 0; K < I->M->P.Steps.size(); ++K) {
+    if (Error E = Observe(K, false))
+      return E;
+    if (Error E = I->enqueueSteps(S, K, K + 1))
+      return E;
+    SOLDER_CUDA_TRY(cudaStreamSynchronize(S), "running step " + Twine(K) +
+                                                  " (" +
+                                                  I->M->P.Steps[K].Label + ")");
+    if (Error E = Observe(K, true))
+      return E;
+  }
+  I->FirstRunDone = true;
+  return Error::success();
+}
+
+Error ExecutionContext::readBuffer(const BufferRef &Ref, void *Host,
+                                   size_t Bytes) {
+  if (Ref.Space == BufferSpace::Input && Ref.Index >= I->InPtr.size())
+    return rtError("no input #" + Twine(Ref.Index));
+  if (Ref.Space == BufferSpace::Output && Ref.Index >= I->OutPtr.size())
+    return rtError("no output #" + Twine(Ref.Index));
+  uint64_t Limit = 0;
+  switch (Ref.Space) {
+  case BufferSpace::Weights:
+    Limit = I->M->P.Weights.size();
+    break;
+  case BufferSpace::Arena:
+    Limit = I->M->P.ArenaBytes;
+    break;
+  case BufferSpace::Input:
+    Limit = I->M->Inputs[Ref.Index].bytes();
+    break;
+  case BufferSpace::Output:
+    Limit = I->M->Outputs[Ref.Index].bytes();
+    break;
+  }
+  if (Ref.Offset > Limit || Bytes > Limit - Ref.Offset)
+    return rtError("reading " + Twine(Bytes) + " bytes at offset " +
+                   Twine(Ref.Offset) + " runs past the end of its buffer (" +
+                   Twine(Limit) + " bytes)");
+  if (I->ArgsStale)
+    I->refreshArgs();
+  if (Bytes)
+    SOLDER_CUDA_TRY(
+        cudaMemcpy(Host, I->resolve(Ref), Bytes, cudaMemcpyDeviceToHost),
+        "reading a buffer back");
   return Error::success();
 }
 

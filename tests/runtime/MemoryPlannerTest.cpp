@@ -112,7 +112,7 @@ TEST(PlanBuilderTest, ViewsAliasTheirOperands) {
   EXPECT_EQ(P->Gemms[1].D.Space, BufferSpace::Output);
   // fp32 stays fp32; the bias of the Gemm goes through the epilogue.
   EXPECT_FALSE(P->Gemms[1].AllowTF32);
-  EXPECT_EQ(P->Gemms[1].Bias, GemmConfig::BiasKind::Epilogue);
+  EXPECT_EQ(P->Gemms[1].Epi, GemmConfig::Epilogue::Bias);
   EXPECT_LE(P->ArenaBytes, P->NaiveArenaBytes);
   for (const PlanBuffer &B : P->Buffers)
     EXPECT_EQ(B.Offset % ArenaAlignment, 0u);

@@ -2,6 +2,7 @@
 #ifndef SOLDER_TESTS_RUNTIME_RUNTIMETESTUTILS_H
 #define SOLDER_TESTS_RUNTIME_RUNTIMETESTUTILS_H
 
+#include "ir/FusedGroup.h"
 #include "ir/Parser.h"
 #include "runtime/cuda/PlanBuilder.h"
 #include "gtest/gtest.h"
@@ -44,6 +45,27 @@ inline std::unique_ptr<Graph> parseOrFail(llvm::StringRef Text) {
     return nullptr;
   }
   return std::move(*G);
+}
+
+/// Outlines the nodes of G with the given ONNX names into one fused group
+/// (the fusion passes' job, done by hand for tests); null on failure.
+inline Node *outlineByName(Graph &G, std::vector<std::string> Names,
+                           GroupKind Kind, int64_t Id) {
+  std::vector<Node *> Members;
+  for (const std::string &Name : Names)
+    for (auto &N : G.nodes())
+      if (N->name() == Name)
+        Members.push_back(N.get());
+  if (Members.size() != Names.size()) {
+    ADD_FAILURE() << "not every member was found";
+    return nullptr;
+  }
+  auto Group = outlineFusedGroup(G, Members, Kind, Id);
+  if (!Group) {
+    ADD_FAILURE() << llvm::toString(Group.takeError());
+    return nullptr;
+  }
+  return *Group;
 }
 
 /// A fresh cache folder under the test's temporary directory.

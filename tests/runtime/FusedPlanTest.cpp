@@ -1,0 +1,325 @@
+//===- FusedPlanTest.cpp - Plans of fused groups, without a GPU -----------===//
+//
+// CPU-only: graphs with hand-outlined contraction groups become plans with
+// ONE library step configured with the absorbed epilogue (cuBLASLt
+// epilogue and separate C, cuDNN bias-activation with z), or a library
+// step writing an arena temporary plus the rest kernel. Each case has an
+// unfused twin that keeps the plain calls. Also: Plan::Groups entries and
+// their buffers, step group ids, and plan-file round trips of every new
+// field.
+//
+//===----------------------------------------------------------------------===//
+#if SOLDER_HAVE_CUDA
+#include "RuntimeTestUtils.h"
+#include "codegen/KernelEmitter.h"
+#include "runtime/cuda/PlanFile.h"
+#include <algorithm>
+
+using namespace solder;
+using namespace solder::test;
+
+namespace {
+
+const char *MatMulChain = R"(graph "g" opset 17 {
+  input %a : f32[2,4,16]
+  input %res : f32[2,4,8]
+  const %b : f32[16,8] = elided
+  const %bias : f32[8] = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8]
+  %m = MatMul(%a, %b) : f32[2,4,8] @"mm"
+  %x = Add(%m, %bias) : f32[2,4,8] @"add_bias"
+  %y = Add(%x, %res) : f32[2,4,8] @"add_res"
+  %z = Relu(%y) : f32[2,4,8] @"relu"
+  output %z
+})";
+
+/// MatMulChain with a real weight (elided constants do not parse).
+std::string matMulChain() {
+  std::string W;
+  for (int I = 0; I < 16 * 8; ++I)
+    W += (I ? ", " : "") + std::to_string((I % 7) * 0.125 - 0.375);
+  std::string S = MatMulChain;
+  S.replace(S.find("elided"), 6, "[" + W + "]");
+  return S;
+}
+
+const char *ConvChain = R"(graph "g" opset 17 {
+  input %x : f32[1,2,5,5]
+  input %z : f32[1,3,5,5]
+  const %w : f32[3,2,1,1] = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6]
+  const %cb : f32[1,3,1,1] = [0.01, 0.02, 0.03]
+  %c = Conv(%x, %w, none) : f32[1,3,5,5] @"conv"
+  %b = Add(%c, %cb) : f32[1,3,5,5] @"add_bias"
+  %s = Add(%b, %z) : f32[1,3,5,5] @"add_res"
+  %r = Relu(%s) : f32[1,3,5,5] @"relu"
+  output %r
+})";
+
+Plan planOf(Graph &G) {
+  PlanOptions Opts;
+  Opts.Arch = "sm_90";
+  llvm::Expected<Plan> P = buildPlan(G, Opts);
+  if (!P) {
+    ADD_FAILURE() << llvm::toString(P.takeError());
+    return Plan();
+  }
+  return std::move(*P);
+}
+
+size_t countSteps(const Plan &P, PlanStep::Kind K) {
+  size_t N = 0;
+  for (const PlanStep &S : P.Steps)
+    N += S.K == K;
+  return N;
+}
+
+} // namespace
+
+TEST(FusedPlanTest, MatMulGroupIsOneCublasLtCall) {
+  auto G = parseOrFail(matMulChain());
+  ASSERT_TRUE(G);
+  ASSERT_TRUE(outlineByName(*G, {"mm", "add_bias", "add_res", "relu"},
+                            GroupKind::Contraction, 3));
+  Plan P = planOf(*G);
+  ASSERT_EQ(P.Steps.size(), 1u);
+  EXPECT_EQ(P.Steps[0].K, PlanStep::Kind::Gemm);
+  EXPECT_EQ(P.Steps[0].GroupId, 3);
+  ASSERT_EQ(P.Gemms.size(), 1u);
+  const GemmConfig &C = P.Gemms[0];
+  EXPECT_EQ(C.Epi, GemmConfig::Epilogue::ReluBias);
+  EXPECT_EQ(C.CFrom, GemmConfig::CSource::Separate);
+  EXPECT_EQ(C.Beta, 1.0f);
+  // The batch folds into rows (B is shared): C is laid out like D.
+  EXPECT_EQ(C.Batch, 1);
+  EXPECT_EQ(C.C.Space, BufferSpace::Input);
+  EXPECT_EQ(C.C.Index, 1u);
+  EXPECT_EQ(C.BiasVec.Space, BufferSpace::Weights);
+  EXPECT_EQ(C.D.Space, BufferSpace::Output); // the group's result, in place
+  EXPECT_EQ(P.ArenaBytes, 0u);               // no temporary
+
+  ASSERT_EQ(P.Groups.size(), 1u);
+  const PlanGroup &Gr = P.Groups[0];
+  EXPECT_EQ(Gr.Id, 3);
+  EXPECT_EQ(Gr.Kind, "contraction");
+  EXPECT_EQ(Gr.Members,
+            (std::vector<std::string>{"mm", "add_bias", "add_res", "relu"}));
+  EXPECT_EQ(Gr.RunsAs,
+            "cuBLASLt matmul + RELU_BIAS epilogue + residual (beta C)");
+  EXPECT_EQ(Gr.Steps, (std::vector<uint32_t>{0}));
+  ASSERT_EQ(Gr.Operands.size(), 4u);
+  ASSERT_EQ(Gr.Results.size(), 1u);
+  EXPECT_EQ(Gr.Results[0].Name, "z");
+  EXPECT_EQ(Gr.Results[0].Dims, (std::vector<int64_t>{2, 4, 8}));
+  EXPECT_EQ(Gr.Results[0].Ref, C.D);
+  bool SawRes = false;
+  for (const PlanValue &V : Gr.Operands)
+    if (V.Name == "res") {
+      SawRes = true;
+      EXPECT_EQ(V.Ref, C.C);
+    }
+  EXPECT_TRUE(SawRes);
+}
+
+TEST(FusedPlanTest, UnfusedMatMulChainKeepsItsSteps) {
+  auto G = parseOrFail(matMulChain());
+  ASSERT_TRUE(G);
+  Plan P = planOf(*G);
+  ASSERT_EQ(P.Gemms.size(), 1u);
+  EXPECT_EQ(P.Gemms[0].Epi, GemmConfig::Epilogue::None);
+  EXPECT_EQ(P.Gemms[0].CFrom, GemmConfig::CSource::None);
+  EXPECT_EQ(countSteps(P, PlanStep::Kind::Kernel), 3u);
+  // One "single" entry per node with steps, each naming its own step.
+  ASSERT_EQ(P.Groups.size(), 4u);
+  for (size_t I = 0; I < P.Groups.size(); ++I) {
+    EXPECT_EQ(P.Groups[I].Id, -1);
+    EXPECT_EQ(P.Groups[I].Kind, "single");
+    EXPECT_EQ(P.Groups[I].Steps, (std::vector<uint32_t>{uint32_t(I)}));
+    EXPECT_EQ(P.Steps[I].GroupId, -1);
+  }
+  EXPECT_EQ(P.Groups[0].Members, (std::vector<std::string>{"mm"}));
+  EXPECT_EQ(P.Groups[3].Members, (std::vector<std::string>{"relu"}));
+}
+
+TEST(FusedPlanTest, ScaleAndTanhGeluGoIntoTheGemm) {
+  auto G = parseOrFail(R"(graph "g" opset 17 {
+  input %a : f32[4,3]
+  const %b : f32[2,3] = [1.0, 2.0, 3.0, -1.0, 0.5, 0.25]
+  const %c : f32[2] = [0.5, -0.5]
+  %m = Gemm(%a, %b, %c) {alpha = 0.5, transB = 1} : f32[4,2] @"gemm"
+  %g = Gelu(%m) {approximate = "tanh"} : f32[4,2] @"gelu"
+  output %g
+})");
+  ASSERT_TRUE(G);
+  ASSERT_TRUE(outlineByName(*G, {"gemm", "gelu"}, GroupKind::Contraction, 0));
+  Plan P = planOf(*G);
+  ASSERT_EQ(P.Steps.size(), 1u);
+  ASSERT_EQ(P.Gemms.size(), 1u);
+  EXPECT_EQ(P.Gemms[0].Epi, GemmConfig::Epilogue::GeluBias);
+  EXPECT_EQ(P.Gemms[0].Alpha, 0.5f);
+  EXPECT_EQ(P.Gemms[0].CFrom, GemmConfig::CSource::None);
+}
+
+TEST(FusedPlanTest, ConvGroupIsOneBiasActivationCall) {
+  auto G = parseOrFail(ConvChain);
+  ASSERT_TRUE(G);
+  ASSERT_TRUE(outlineByName(*G, {"conv", "add_bias", "add_res", "relu"},
+                            GroupKind::Contraction, 5));
+  Plan P = planOf(*G);
+  ASSERT_EQ(P.Steps.size(), 1u);
+  EXPECT_EQ(P.Steps[0].K, PlanStep::Kind::Conv);
+  ASSERT_EQ(P.Convs.size(), 1u);
+  const ConvConfig &C = P.Convs[0];
+  EXPECT_TRUE(C.Fused);
+  EXPECT_EQ(C.Act, ConvConfig::Activation::Relu);
+  EXPECT_TRUE(C.HasZ);
+  EXPECT_EQ(C.Alpha2, 1.0f);
+  EXPECT_EQ(C.Z.Space, BufferSpace::Input);
+  EXPECT_EQ(C.Z.Index, 1u);
+  EXPECT_EQ(C.Bias.Space, BufferSpace::Weights);
+  EXPECT_EQ(C.Y.Space, BufferSpace::Output);
+  EXPECT_TRUE(P.Kernels.empty()); // no bias kernel
+  ASSERT_EQ(P.Groups.size(), 1u);
+  EXPECT_EQ(P.Groups[0].RunsAs, "cuDNN conv+bias+residual+ReLU "
+                                "(cudnnConvolutionBiasActivationForward)");
+}
+
+TEST(FusedPlanTest, UnfusedConvWithBiasKeepsThePlainCall) {
+  auto G = parseOrFail(R"(graph "g" opset 17 {
+  input %x : f32[1,2,5,5]
+  const %w : f32[3,2,1,1] = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6]
+  const %cb : f32[3] = [0.01, 0.02, 0.03]
+  %c = Conv(%x, %w, %cb) : f32[1,3,5,5] @"conv"
+  %r = Relu(%c) : f32[1,3,5,5] @"relu"
+  output %r
+})");
+  ASSERT_TRUE(G);
+  Plan P = planOf(*G);
+  ASSERT_EQ(P.Convs.size(), 1u);
+  EXPECT_FALSE(P.Convs[0].Fused);
+  // Conv, its bias kernel, the Relu kernel; the conv writes a temporary.
+  EXPECT_EQ(P.Steps.size(), 3u);
+  EXPECT_EQ(P.Convs[0].Y.Space, BufferSpace::Arena);
+  ASSERT_EQ(P.Groups.size(), 2u);
+  EXPECT_EQ(P.Groups[0].Steps, (std::vector<uint32_t>{0, 1}));
+}
+
+TEST(FusedPlanTest, ConvReluWithoutBiasGetsZeroBias) {
+  auto G = parseOrFail(R"(graph "g" opset 17 {
+  input %x : f32[1,2,5,5]
+  const %w : f32[3,2,1,1] = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6]
+  %c = Conv(%x, %w, none) : f32[1,3,5,5] @"conv"
+  %r = Relu(%c) : f32[1,3,5,5] @"relu"
+  output %r
+})");
+  ASSERT_TRUE(G);
+  ASSERT_TRUE(outlineByName(*G, {"conv", "relu"}, GroupKind::Contraction, 1));
+  Plan P = planOf(*G);
+  ASSERT_EQ(P.Steps.size(), 1u);
+  const ConvConfig &C = P.Convs[0];
+  EXPECT_TRUE(C.Fused);
+  EXPECT_FALSE(C.HasZ);
+  ASSERT_EQ(C.Bias.Space, BufferSpace::Weights);
+  std::string W = P.Weights.str();
+  ASSERT_GE(W.size(), C.Bias.Offset + 12);
+  EXPECT_EQ(W.substr(C.Bias.Offset, 12), std::string(12, '\0'));
+  EXPECT_NE(C.Bias.Offset, C.W.Offset);
+}
+
+TEST(FusedPlanTest, RestKernelReadsTheLibraryTemporary) {
+  auto G = parseOrFail(R"(graph "g" opset 17 {
+  input %x : f32[1,2,5,5]
+  const %w : f32[3,2,1,1] = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6]
+  const %cb : f32[3] = [0.01, 0.02, 0.03]
+  %c = Conv(%x, %w, %cb) : f32[1,3,5,5] @"conv"
+  %s = Sigmoid(%c) : f32[1,3,5,5] @"sigmoid"
+  output %s
+})");
+  ASSERT_TRUE(G);
+  ASSERT_TRUE(
+      outlineByName(*G, {"conv", "sigmoid"}, GroupKind::Contraction, 2));
+  // The rest kernel comes from code generation's fused-group emitter.
+  auto K = emitGraphKernels(*G);
+  ASSERT_TRUE(bool(K)) << llvm::toString(K.takeError());
+  if (K->empty())
+    GTEST_SKIP() << "code generation emits no contraction rest kernels yet";
+  Plan P = planOf(*G);
+  ASSERT_EQ(P.Steps.size(), 2u);
+  EXPECT_EQ(P.Steps[0].K, PlanStep::Kind::Conv);
+  EXPECT_EQ(P.Steps[1].K, PlanStep::Kind::Kernel);
+  EXPECT_EQ(P.Steps[0].GroupId, 2);
+  EXPECT_EQ(P.Steps[1].GroupId, 2);
+  // cuDNN adds the conv's own bias; the kernel reads what it wrote.
+  const ConvConfig &C = P.Convs[0];
+  EXPECT_TRUE(C.Fused);
+  EXPECT_EQ(C.Act, ConvConfig::Activation::Identity);
+  EXPECT_EQ(C.Y.Space, BufferSpace::Arena);
+  ASSERT_EQ(P.Buffers.size(), 1u);
+  EXPECT_EQ(P.Buffers[0].FirstStep, 0u);
+  EXPECT_EQ(P.Buffers[0].LastStep, 1u);
+  const std::vector<BufferRef> &Args = P.Steps[1].Args;
+  EXPECT_TRUE(std::find(Args.begin(), Args.end(), C.Y) != Args.end());
+  EXPECT_NE(P.Groups[0].RunsAs.find("+ generated kernel "), std::string::npos)
+      << P.Groups[0].RunsAs;
+}
+
+TEST(FusedPlanTest, NewFieldsRoundTripThroughThePlanFile) {
+  auto G = parseOrFail(matMulChain());
+  ASSERT_TRUE(G);
+  ASSERT_TRUE(outlineByName(*G, {"mm", "add_bias", "add_res", "relu"},
+                            GroupKind::Contraction, 3));
+  Plan P = planOf(*G);
+  auto G2 = parseOrFail(ConvChain);
+  ASSERT_TRUE(G2);
+  ASSERT_TRUE(outlineByName(*G2, {"conv", "add_bias", "add_res", "relu"},
+                            GroupKind::Contraction, 5));
+  Plan Q = planOf(*G2);
+  ASSERT_EQ(Q.Convs.size(), 1u);
+  P.Convs = Q.Convs; // one plan with both kinds of fused call
+  P.Decisions.push_back(
+      {"epilogue-fusion", "Relu 'relu'", "relu", true, "into group 3"});
+  P.Decisions.push_back(
+      {"loop-fusion", "Exp 'e'", "", false, "second user outside"});
+  std::string Bytes = serializePlan(P);
+  llvm::Expected<Plan> Back = deserializePlan(Bytes);
+  ASSERT_TRUE(bool(Back)) << llvm::toString(Back.takeError());
+  EXPECT_EQ(serializePlan(*Back), Bytes);
+  const GemmConfig &C = Back->Gemms[0];
+  EXPECT_EQ(C.Epi, GemmConfig::Epilogue::ReluBias);
+  EXPECT_EQ(C.CFrom, GemmConfig::CSource::Separate);
+  EXPECT_EQ(C.C, P.Gemms[0].C);
+  const ConvConfig &V = Back->Convs[0];
+  EXPECT_TRUE(V.Fused);
+  EXPECT_EQ(V.Act, ConvConfig::Activation::Relu);
+  EXPECT_TRUE(V.HasZ);
+  EXPECT_EQ(V.Alpha2, 1.0f);
+  EXPECT_EQ(V.Bias, Q.Convs[0].Bias);
+  EXPECT_EQ(V.Z, Q.Convs[0].Z);
+  EXPECT_EQ(Back->Steps[0].GroupId, 3);
+  ASSERT_EQ(Back->Groups.size(), 1u);
+  EXPECT_EQ(Back->Groups[0].Members, P.Groups[0].Members);
+  EXPECT_EQ(Back->Groups[0].RunsAs, P.Groups[0].RunsAs);
+  EXPECT_EQ(Back->Groups[0].Steps, P.Groups[0].Steps);
+  EXPECT_EQ(Back->Groups[0].Operands, P.Groups[0].Operands);
+  EXPECT_EQ(Back->Groups[0].Results, P.Groups[0].Results);
+  ASSERT_EQ(Back->Decisions.size(), 2u);
+  EXPECT_EQ(Back->Decisions[1].Pass, "loop-fusion");
+  EXPECT_FALSE(Back->Decisions[1].Applied);
+  EXPECT_EQ(Back->Decisions[1].Reason, "second user outside");
+  EXPECT_TRUE(Back->Decisions[0].Applied);
+  EXPECT_EQ(Back->Decisions[0].OnnxName, "relu");
+}
+
+TEST(FusedPlanTest, OlderPlanIsRefusedWithRecompile) {
+  auto G = parseOrFail(matMulChain());
+  ASSERT_TRUE(G);
+  std::string Bytes = serializePlan(planOf(*G));
+  Bytes[8] = char(PlanFormatVersion - 1);
+  llvm::Expected<Plan> P = deserializePlan(Bytes);
+  ASSERT_FALSE(bool(P));
+  std::string Msg = llvm::toString(P.takeError());
+  EXPECT_NE(Msg.find("recompile"), std::string::npos) << Msg;
+  // Negative twin: the current version reads.
+  Bytes[8] = char(PlanFormatVersion);
+  EXPECT_TRUE(bool(deserializePlan(Bytes)));
+}
+
+#endif
