@@ -422,6 +422,9 @@ llvm::Expected<std::string> FusedValueEmitter::computeNode(const Node &N,
   FusionKind F = getOpInfo(N.kind()).Fusion;
   if (F == FusionKind::Elementwise || F == FusionKind::Broadcast)
     return elementwise(N, C);
+  if (F == FusionKind::Reduction)
+    return error(&N, "its result is read at elements of another row (a row "
+                     "kernel's epilogue must stay within the row)");
   return error(&N, N.opName() + " cannot be computed inside a fused kernel");
 }
 

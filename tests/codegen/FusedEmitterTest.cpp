@@ -161,6 +161,25 @@ TEST(FusedLoop, ElementwiseChainIsOneVectorizedKernel) {
   EXPECT_FALSE(has(K.Source, "perturbed"));
 }
 
+TEST(FusedLoop, FromTextualIR) {
+  auto G = parse(R"(  input %a : f32[2,3]
+  %r = FusedGroup(%a) {id = 4, kind = "loop", members = ["mul", "relu"]} : f32[2,3] body graph "g4" opset 17 {
+    input %a : f32[2,3]
+    const %half : f32[] = [0.5]
+    %m = Mul(%a, %half) : f32[2,3] @"mul"
+    %r = Relu(%m) : f32[2,3] @"relu"
+    output %r
+  }
+  output %r)");
+  ASSERT_TRUE(G);
+  GeneratedKernel K = theKernel(*G);
+  EXPECT_EQ(K.Name, "solder_0_g4_loop");
+  EXPECT_EQ(K.NodeNames, (std::vector<std::string>{"mul", "relu"}));
+  // 6 floats: no 16-byte vectors.
+  EXPECT_TRUE(has(K.Source, "const float x = in0[i];")) << K.Source;
+  EXPECT_TRUE(has(K.Source, "out0[i] = t1;")) << K.Source;
+}
+
 TEST(FusedLoop, PerturbationOnlyForTheChosenGroup) {
   const char *Text = R"(  input %x : f32[8]
   %n = Neg(%x) : f32[8] @"neg"
