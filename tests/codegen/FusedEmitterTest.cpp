@@ -12,9 +12,12 @@
 //===----------------------------------------------------------------------===//
 #include "codegen/KernelEmitter.h"
 #include "codegen/NvrtcCompiler.h"
+#include "frontend/OnnxImporter.h"
 #include "ir/FusedGroup.h"
+#include "ir/OpRegistry.h"
 #include "ir/Parser.h"
 #include "ir/Printer.h"
+#include "passes/Pipeline.h"
 #include "llvm/Support/FileSystem.h"
 #include <gtest/gtest.h>
 
@@ -403,6 +406,10 @@ TEST(FusedContraction, RestKernelReadsTheLibraryResult) {
       << K.Summary;
   EXPECT_TRUE(has(K.Source, "in1[i]")) << K.Source;
   EXPECT_TRUE(has(K.Source, "in0[(i / 64)]")) << K.Source;
+  EXPECT_FALSE(has(K.Source, "perturbed"));
+  CodegenOptions O;
+  O.PerturbGroupId = 7;
+  EXPECT_TRUE(has(theKernel(*G, O).Source, "out0[i] = perturbed;"));
 }
 
 TEST(FusedContraction, NothingLeftGivesNoKernel) {
@@ -452,6 +459,12 @@ TEST(FusedReduction, ResidualAddLayerNormStoresTheSum) {
        P = K.Source.find("in0[", P + 1))
     ++Loads;
   EXPECT_EQ(Loads, 1u) << K.Source;
+  // The perturbation goes to the first result only.
+  CodegenOptions O;
+  O.PerturbGroupId = 9;
+  GeneratedKernel P = theKernel(*G, O);
+  EXPECT_TRUE(has(P.Source, "out0[(row * 64 + j)] = perturbed;")) << P.Source;
+  EXPECT_FALSE(has(P.Source, "out1[(row * 64 + j)] = perturbed")) << P.Source;
 }
 
 TEST(FusedReduction, ScaledMaskedSoftmax) {
@@ -578,6 +591,72 @@ TEST(StandaloneKernels, RMSNormalization) {
   ASSERT_EQ(K.Inputs.size(), 2u);
   EXPECT_TRUE(has(K.Source, "sq += d * d;")) << K.Source;
   EXPECT_FALSE(has(K.Source, "sum +=")) << K.Source;
+}
+
+//===----------------------------------------------------------------------===//
+// Every op of the shared models, each as its own group
+//===----------------------------------------------------------------------===//
+
+// Each fusable node of a real model outlined alone (a loop group for the
+// indexing ops, a reduction group for the row reductions) must give a kernel
+// NVRTC compiles: the fused emitters cover every op and dtype the models use.
+TEST(FusedModels, EveryNodeAsItsOwnGroupCompiles) {
+  std::string Dir = std::string(SOLDER_SHARED_DIR) + "/models";
+  if (!llvm::sys::fs::exists(Dir))
+    GTEST_SKIP() << "shared models not found at " << Dir;
+  struct Case {
+    const char *File;
+    std::map<std::string, std::vector<int64_t>> Shapes;
+  };
+  const Case Cases[] = {
+      {"mobilenetv2_050_opset17.onnx", {{"input", {2, 3, 96, 96}}}},
+      {"resnet10_dynamo.onnx", {}},
+      {"bert_mini_opset14.onnx",
+       {{"input_ids", {2, 16}}, {"attention_mask", {2, 16}}}},
+      {"bert_mini_dynamo.onnx", {}},
+  };
+  for (const Case &C : Cases) {
+    std::string Path = Dir + "/" + C.File;
+    if (!llvm::sys::fs::exists(Path))
+      continue;
+    ImportOptions IO;
+    for (auto &S : C.Shapes)
+      IO.InputShapes[S.first] = S.second;
+    auto G = importOnnxFile(Path, IO);
+    if (!G)
+      continue; // the frontend's tests cover import
+    ASSERT_FALSE(bool(runPipeline(**G, PipelineOptions()))) << C.File;
+    std::vector<std::pair<Node *, GroupKind>> Picks;
+    for (const auto &N : (*G)->nodes()) {
+      const OpInfo &Info = getOpInfo(N->kind());
+      bool Static = true;
+      for (const Value *V : N->results())
+        Static &= !V || V->type().isStatic();
+      if (!Static || N->body())
+        continue;
+      if (Info.ComposableIndexing && !Info.IsView)
+        Picks.push_back({N.get(), GroupKind::Loop});
+      else if (Info.Fusion == FusionKind::Reduction)
+        Picks.push_back({N.get(), GroupKind::Reduction});
+    }
+    int64_t Id = 0;
+    unsigned Groups = 0;
+    for (auto &[N, Kind] : Picks) {
+      auto Group = outlineFusedGroup(**G, {N}, Kind, Id++);
+      ASSERT_TRUE(bool(Group)) << llvm::toString(Group.takeError());
+      ++Groups;
+    }
+    auto K = emitGraphKernels(**G);
+    ASSERT_TRUE(bool(K)) << C.File << ": " << llvm::toString(K.takeError());
+    unsigned Fused = 0;
+    for (const GeneratedKernel &Kn : *K)
+      Fused += Kn.GroupId >= 0;
+    EXPECT_EQ(Fused, Groups) << C.File;
+    EXPECT_GT(Groups, 0u) << C.File;
+    std::printf("  %-32s %3u groups, %3zu kernels\n", C.File, Groups,
+                K->size());
+    expectCompiles(*K);
+  }
 }
 
 } // namespace
