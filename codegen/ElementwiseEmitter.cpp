@@ -36,8 +36,8 @@ struct OperandRead {
   Dims Strides;             ///< over the result's dims
 };
 
-/// A constant scalar operand as a compute-type literal, when it can be
-/// represented exactly.
+} // namespace
+
 std::optional<std::string> scalarLiteral(const Value *V) {
   const Tensor *T = V->constant();
   if (!T || T->numElements() != 1)
@@ -54,8 +54,6 @@ std::optional<std::string> scalarLiteral(const Value *V) {
   }
   return computeLiteral(D, T->getDouble(0));
 }
-
-} // namespace
 
 llvm::Error emitElementwise(KernelBuilder &B) {
   const Node &N = B.node();

@@ -15,6 +15,7 @@
 #include "codegen/GeneratedKernel.h"
 #include "codegen/KernelEmitter.h"
 #include "llvm/ADT/SmallVector.h"
+#include <optional>
 #include <string>
 
 namespace solder {
@@ -68,6 +69,11 @@ public:
   /// Emits `const idx_t Name = Expr;` and returns the name.
   std::string let(llvm::StringRef Base, const llvm::Twine &Expr);
 
+  /// Marks the kernel as implementing fused group Id: its node names and
+  /// the summary printed in its header comment (call before beginKernel).
+  void describeGroup(int64_t Id, std::vector<std::string> NodeNames,
+                     std::string Summary);
+
   /// The finished kernel.
   GeneratedKernel finish();
 
@@ -93,6 +99,54 @@ std::vector<std::string> emitOffsets(KernelBuilder &B, llvm::StringRef Var,
 std::vector<std::string> emitCoords(KernelBuilder &B, llvm::StringRef Var,
                                     llvm::ArrayRef<int64_t> Shape);
 
+/// A constant scalar operand as a compute-type literal, when it can be
+/// represented exactly.
+std::optional<std::string> scalarLiteral(const Value *V);
+
+/// The warp/block reduction helpers (solder_max, SolderSum, SolderMax,
+/// solder_warp_reduce, solder_block_reduce) as one declaration.
+extern const char *const ReduceHelpers;
+
+/// Rows x elements view of a tensor, and the group size owning a row.
+struct RowPlan {
+  Dims KeptDims, KeptStrides, RedDims, RedStrides;
+  int64_t Rows = 1, Len = 1;
+  unsigned Group = 1;
+};
+
+/// Splits XDims into kept (row) and reduced (element) dims; one thread per
+/// row up to 16 elements, a warp up to 1024, else a block of BlockSize.
+RowPlan planRows(llvm::ArrayRef<int64_t> XDims, llvm::ArrayRef<bool> Reduced,
+                 unsigned BlockSize);
+
+/// Prints the row loop (uniform per thread group, so block-wide steps are
+/// never divergent) and the lane; sets the launch.
+class RowKernel {
+public:
+  RowKernel(KernelBuilder &B, const RowPlan &Plan);
+
+  /// `for (j = lane; j < Len; j += Group)`; Offsets gets the element's
+  /// offsets under each extra stride set over the reduced dims (the input's
+  /// own offset first, already plus the row base).
+  [[nodiscard]] CudaPrinter::Scope
+  elements(std::vector<std::string> &Offsets,
+           llvm::ArrayRef<Dims> ExtraStrides = {});
+
+  /// Combines V across the group in place (Op: "SolderSum"/"SolderMax").
+  void combine(llvm::StringRef V, llvm::StringRef Op);
+
+  /// "lane", or "0" when one thread owns a row.
+  const std::string &lane() const { return Lane; }
+  /// Ends the row loop.
+  void close() { Loop.reset(); }
+
+private:
+  KernelBuilder &B;
+  const RowPlan &Plan;
+  std::string Lane, Base;
+  std::optional<CudaPrinter::Scope> Loop;
+};
+
 /// How a row reduction combines elements.
 enum class RowReduceKind { Sum, Mean, Max };
 /// Y[row] = reduce over the Reduced dims of X, rows being the kept dims in
@@ -106,6 +160,12 @@ llvm::Error emitElementwise(KernelBuilder &B);
 llvm::Error emitReduction(KernelBuilder &B);
 llvm::Error emitDataMovement(KernelBuilder &B);
 llvm::Error emitPool(KernelBuilder &B);
+
+/// The kernel of a FusedGroup node of kind reduction
+/// (FusedReductionEmitter.cpp).
+llvm::Expected<GeneratedKernel> emitFusedReduction(const Node &Group,
+                                                   const CodegenOptions &Opts,
+                                                   KernelNamer &Names);
 
 /// An error "<node>: <Msg>".
 llvm::Error nodeError(const Node &N, const llvm::Twine &Msg);

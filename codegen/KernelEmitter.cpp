@@ -17,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 #include "codegen/KernelEmitter.h"
 #include "codegen/EmitterUtils.h"
+#include "codegen/LibraryEpilogue.h"
 #include "ir/FusedGroup.h"
 #include "ir/OpRegistry.h"
 #include "llvm/Support/raw_ostream.h"
@@ -38,12 +39,15 @@ KernelNamer::KernelNamer(const Graph &G) {
 }
 
 std::string KernelNamer::nameFor(const Node &N) {
+  return nameFor(N, N.opName().lower());
+}
+
+std::string KernelNamer::nameFor(const Node &N, llvm::StringRef Op) {
   auto It = Index.find(&N);
-  std::string Op = N.opName().lower();
   std::string Base =
       "solder_" +
       (It == Index.end() ? std::string("x") : std::to_string(It->second)) +
-      "_" + Op;
+      "_" + Op.str();
   std::string Name = Base;
   for (unsigned K = 1; Used.count(Name); ++K)
     Name = Base + "_" + std::to_string(K);
@@ -206,6 +210,14 @@ std::string KernelBuilder::let(llvm::StringRef Base, const llvm::Twine &Expr) {
   return Name;
 }
 
+void KernelBuilder::describeGroup(int64_t Id,
+                                  std::vector<std::string> NodeNames,
+                                  std::string Summary) {
+  K.GroupId = Id;
+  K.NodeNames = std::move(NodeNames);
+  K.Summary = std::move(Summary);
+}
+
 GeneratedKernel KernelBuilder::finish() {
   K.Source = P.finish();
   return std::move(K);
@@ -340,12 +352,36 @@ static llvm::Error checkStatic(const Node &N) {
 
 llvm::Expected<std::optional<GeneratedKernel>>
 emitKernel(const Node &N, const CodegenOptions &Opts, KernelNamer &Names) {
-  // A contraction group runs as a library call; its rest kernel (if any)
-  // comes from emitGraphKernels, not from here.
-  if (isFusedGroup(N) && groupInfo(N).Kind == GroupKind::Contraction)
-    return std::nullopt;
+  if (isFusedGroup(N)) {
+    if (Opts.BlockSize == 0 || Opts.BlockSize % 32 || Opts.BlockSize > 1024)
+      return nodeError(N, "block size must be a multiple of 32 up to 1024");
+    std::optional<GeneratedKernel> K;
+    switch (groupInfo(N).Kind) {
+    case GroupKind::Contraction:
+      return std::nullopt;
+    case GroupKind::Loop: {
+      std::vector<const Node *> Nodes;
+      for (const auto &M : N.body()->nodes())
+        Nodes.push_back(M.get());
+      auto L = emitFusedKernel(N, Nodes, Opts, Names);
+      if (!L)
+        return L.takeError();
+      K = std::move(*L);
+      break;
+    }
+    case GroupKind::Reduction: {
+      auto R = emitFusedReduction(N, Opts, Names);
+      if (!R)
+        return R.takeError();
+      K = std::move(*R);
+      break;
+    }
+    }
+    return K;
+  }
   if (N.body())
-    return nodeError(N, "fused nodes are not supported by code generation");
+    return nodeError(N, "nodes with a body are not supported by code "
+                        "generation");
   if (isHandledWithoutKernel(N))
     return std::nullopt;
   if (auto E = checkStatic(N))
@@ -361,6 +397,7 @@ emitKernel(const Node &N, const CodegenOptions &Opts, KernelNamer &Names) {
   case OpKind::Softmax:
   case OpKind::LogSoftmax:
   case OpKind::LayerNormalization:
+  case OpKind::RMSNormalization:
     E = emitReduction(B);
     break;
   case OpKind::MaxPool:
@@ -391,6 +428,20 @@ emitGraphKernels(const Graph &G, const CodegenOptions &Opts) {
   KernelNamer Names(G);
   std::vector<GeneratedKernel> Out;
   for (const auto &N : G.nodes()) {
+    if (isFusedGroup(*N) && groupInfo(*N).Kind == GroupKind::Contraction) {
+      // The library call runs the anchor and what it absorbs; one
+      // generated kernel runs the rest of the chain.
+      LibraryEpilogue Split = matchLibraryEpilogue(*N);
+      if (!Split.Anchor)
+        return nodeError(*N, "contraction group without a contraction");
+      if (Split.Rest.empty())
+        continue;
+      auto K = emitFusedKernel(*N, Split.Rest, Opts, Names);
+      if (!K)
+        return K.takeError();
+      Out.push_back(std::move(*K));
+      continue;
+    }
     auto K = emitKernel(*N, Opts, Names);
     if (!K)
       return K.takeError();

@@ -51,6 +51,9 @@ public:
   explicit KernelNamer(const Graph &G);
   /// A fresh name for a kernel of N.
   std::string nameFor(const Node &N);
+  /// The same with Tag in place of the op name (fused groups:
+  /// `solder_<index>_g<id>_loop`).
+  std::string nameFor(const Node &N, llvm::StringRef Tag);
 
 private:
   llvm::DenseMap<const Node *, unsigned> Index;
@@ -58,11 +61,26 @@ private:
 };
 
 /// The kernel implementing N, nullopt for views and library calls, or an
-/// error naming the node (unsupported op or dtype, dynamic shapes).
+/// error naming the node (unsupported op or dtype, dynamic shapes). A
+/// FusedGroup of kind loop or reduction gives one kernel for its whole
+/// body; one of kind contraction gives nullopt (see emitGraphKernels).
 llvm::Expected<std::optional<GeneratedKernel>>
 emitKernel(const Node &N, const CodegenOptions &Opts, KernelNamer &Names);
 
-/// Kernels of every node of G, in node order.
+/// One loop kernel computing Nodes (body nodes of FusedGroup node Group, in
+/// body order): a loop group's whole body, or the LibraryEpilogue::Rest of
+/// a contraction group. Values the nodes read that none of them produce are
+/// kernel inputs (Group.operand(I) for body input I; another body value,
+/// such as the library call's result, as itself); body outputs they produce
+/// are kernel outputs (Group.result(J) for body output J); scalar constants
+/// are baked in. Named `solder_<index>_g<id>_loop` (`..._epilogue` for a
+/// contraction group). Errors name the group.
+llvm::Expected<GeneratedKernel>
+emitFusedKernel(const Node &Group, llvm::ArrayRef<const Node *> Nodes,
+                const CodegenOptions &Opts, KernelNamer &Names);
+
+/// Kernels of every node of G, in node order; a contraction group gives the
+/// kernel of what its library call leaves over, if anything.
 llvm::Expected<std::vector<GeneratedKernel>>
 emitGraphKernels(const Graph &G, const CodegenOptions &Opts = {});
 

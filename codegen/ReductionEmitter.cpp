@@ -1,10 +1,11 @@
 //===- ReductionEmitter.cpp - Row reductions and normalizations -----------===//
 //
-// ReduceMean/Sum/Max over any axes, Softmax, LogSoftmax and
-// LayerNormalization share one shape: the input's dims split into kept dims
-// (rows, in the result's order) and reduced dims (the elements of a row).
-// A group of threads owns a row and strides over its elements; partial
-// results combine with warp shuffles (and shared memory across warps):
+// ReduceMean/Sum/Max over any axes, Softmax, LogSoftmax,
+// LayerNormalization and RMSNormalization share one shape: the input's dims
+// split into kept dims (rows, in the result's order) and reduced dims (the
+// elements of a row). A group of threads owns a row and strides over its
+// elements; partial results combine with warp shuffles (and shared memory
+// across warps):
 //
 //   row length <= 16    one thread per row, no cross-thread step
 //   row length <= 1024  one warp per row (8 rows per block)
@@ -21,9 +22,7 @@
 namespace solder {
 namespace codegen {
 
-namespace {
-
-const char *ReduceHelpers =
+const char *const ReduceHelpers =
     R"(template <typename T> __device__ __forceinline__ T solder_max(T a, T b) {
   // NaN-propagating, like numpy's max.
   return (a > b || a != a) ? a : b;
@@ -58,13 +57,6 @@ template <typename T, typename Op> __device__ T solder_block_reduce(T v, Op op) 
   return part[0];
 })";
 
-/// Rows x elements view of a tensor, and the group size owning a row.
-struct RowPlan {
-  Dims KeptDims, KeptStrides, RedDims, RedStrides;
-  int64_t Rows = 1, Len = 1;
-  unsigned Group = 1;
-};
-
 RowPlan planRows(llvm::ArrayRef<int64_t> XDims, llvm::ArrayRef<bool> Reduced,
                  unsigned BlockSize) {
   RowPlan R;
@@ -84,66 +76,48 @@ RowPlan planRows(llvm::ArrayRef<int64_t> XDims, llvm::ArrayRef<bool> Reduced,
   return R;
 }
 
-/// Prints the row loop and calls Body(row, base offset, lane). Sets the
-/// launch.
-class RowKernel {
-public:
-  RowKernel(KernelBuilder &B, const RowPlan &Plan) : B(B), Plan(Plan) {
-    B.p().declare("reduce", ReduceHelpers);
-    unsigned PerBlock = B.opts().BlockSize / Plan.Group;
-    B.setLaunch(Plan.Rows, PerBlock);
-    if (Plan.Group > 1)
-      B.p().line("const int lane = threadIdx.x % " +
-                 std::to_string(Plan.Group) + ";");
-    Lane = Plan.Group > 1 ? "lane" : "0";
-    std::string First =
-        PerBlock == 1 ? "(idx_t)blockIdx.x"
-        : Plan.Group == 1
-            ? "(idx_t)(blockIdx.x * " + std::to_string(PerBlock) +
-                  " + threadIdx.x)"
-            : "(idx_t)(blockIdx.x * " + std::to_string(PerBlock) +
-                  " + threadIdx.x / " + std::to_string(Plan.Group) + ")";
-    Loop.emplace(B.p().scope(
-        "for (idx_t row = " + First + "; row < " + B.lit(Plan.Rows) +
-        "; row += (idx_t)(gridDim.x * " + std::to_string(PerBlock) + "))"));
-    Base = emitOffsets(B, "row", Plan.KeptDims, {Plan.KeptStrides})[0];
-  }
+RowKernel::RowKernel(KernelBuilder &B, const RowPlan &Plan) : B(B), Plan(Plan) {
+  B.p().declare("reduce", ReduceHelpers);
+  unsigned PerBlock = B.opts().BlockSize / Plan.Group;
+  B.setLaunch(Plan.Rows, PerBlock);
+  if (Plan.Group > 1)
+    B.p().line("const int lane = threadIdx.x % " + std::to_string(Plan.Group) +
+               ";");
+  Lane = Plan.Group > 1 ? "lane" : "0";
+  std::string First = PerBlock == 1 ? "(idx_t)blockIdx.x"
+                      : Plan.Group == 1
+                          ? "(idx_t)(blockIdx.x * " + std::to_string(PerBlock) +
+                                " + threadIdx.x)"
+                          : "(idx_t)(blockIdx.x * " + std::to_string(PerBlock) +
+                                " + threadIdx.x / " +
+                                std::to_string(Plan.Group) + ")";
+  Loop.emplace(B.p().scope("for (idx_t row = " + First + "; row < " +
+                           B.lit(Plan.Rows) + "; row += (idx_t)(gridDim.x * " +
+                           std::to_string(PerBlock) + "))"));
+  Base = emitOffsets(B, "row", Plan.KeptDims, {Plan.KeptStrides})[0];
+}
 
-  /// `for (j = lane; j < Len; j += Group)`; Offsets gets the element's
-  /// offsets under each extra stride set over the reduced dims (the input's
-  /// own offset first, already plus the row base).
-  [[nodiscard]] CudaPrinter::Scope
-  elements(std::vector<std::string> &Offsets,
-           llvm::ArrayRef<Dims> ExtraStrides = {}) {
-    auto S = B.p().scope("for (idx_t j = " + Lane + "; j < " + B.lit(Plan.Len) +
-                         "; j += " + std::to_string(Plan.Group) + ")");
-    std::vector<Dims> Sets = {Plan.RedStrides};
-    Sets.insert(Sets.end(), ExtraStrides.begin(), ExtraStrides.end());
-    Offsets = emitOffsets(B, "j", Plan.RedDims, Sets);
-    if (Base != "0")
-      Offsets[0] = Base + " + " + Offsets[0];
-    return S;
-  }
+CudaPrinter::Scope RowKernel::elements(std::vector<std::string> &Offsets,
+                                       llvm::ArrayRef<Dims> ExtraStrides) {
+  auto S = B.p().scope("for (idx_t j = " + Lane + "; j < " + B.lit(Plan.Len) +
+                       "; j += " + std::to_string(Plan.Group) + ")");
+  std::vector<Dims> Sets = {Plan.RedStrides};
+  Sets.insert(Sets.end(), ExtraStrides.begin(), ExtraStrides.end());
+  Offsets = emitOffsets(B, "j", Plan.RedDims, Sets);
+  if (Base != "0")
+    Offsets[0] = Base + " + " + Offsets[0];
+  return S;
+}
 
-  /// Combines V across the group in place (Op: "SolderSum"/"SolderMax").
-  void combine(llvm::StringRef V, llvm::StringRef Op) {
-    if (Plan.Group == 1)
-      return;
-    const char *Fn =
-        Plan.Group == 32 ? "solder_warp_reduce" : "solder_block_reduce";
-    B.p().line(V + " = " + Fn + "(" + V + ", " + Op + "());");
-  }
+void RowKernel::combine(llvm::StringRef V, llvm::StringRef Op) {
+  if (Plan.Group == 1)
+    return;
+  const char *Fn =
+      Plan.Group == 32 ? "solder_warp_reduce" : "solder_block_reduce";
+  B.p().line(V + " = " + Fn + "(" + V + ", " + Op + "());");
+}
 
-  const std::string &lane() const { return Lane; }
-  /// Ends the row loop.
-  void close() { Loop.reset(); }
-
-private:
-  KernelBuilder &B;
-  const RowPlan &Plan;
-  std::string Lane, Base;
-  std::optional<CudaPrinter::Scope> Loop;
-};
+namespace {
 
 bool isFloatish(DType T) { return isFloat(T); }
 
@@ -263,9 +237,13 @@ static llvm::Error emitSoftmax(KernelBuilder &B) {
   return llvm::Error::success();
 }
 
+/// LayerNormalization, and RMSNormalization (no mean subtracted, no bias,
+/// no Mean/InvStdDev results): Y = X / sqrt(mean(X^2) + eps) * scale.
 static llvm::Error emitLayerNorm(KernelBuilder &B) {
   const Node &N = B.node();
-  const Value *X = N.operand(0), *Scale = N.operand(1), *Bias = N.operand(2);
+  bool IsRms = N.kind() == OpKind::RMSNormalization;
+  const Value *X = N.operand(0), *Scale = N.operand(1);
+  const Value *Bias = IsRms ? nullptr : N.operand(2);
   DType T = X->dtype();
   if (!isFloatish(T))
     return nodeError(N, "code generation does not support " + N.opName() +
@@ -305,7 +283,9 @@ static llvm::Error emitLayerNorm(KernelBuilder &B) {
     Extra.push_back(S);
   }
   RowPlan Plan = planRows(XDims, Reduced, B.opts().BlockSize);
-  const Value *Y = N.result(0), *MeanV = N.result(1), *InvV = N.result(2);
+  const Value *Y = N.result(0);
+  const Value *MeanV = IsRms ? nullptr : N.result(1);
+  const Value *InvV = IsRms ? nullptr : N.result(2);
   std::string Out = B.addOutput(Y);
   std::string MeanOut = MeanV ? B.addOutput(MeanV) : "";
   std::string InvOut = InvV ? B.addOutput(InvV) : "";
@@ -319,14 +299,18 @@ static llvm::Error emitLayerNorm(KernelBuilder &B) {
   float Eps = N.attrs().getFloat("epsilon", 1e-5f);
   auto Kernel = B.beginKernel();
   RowKernel R(B, Plan);
-  P.line(Acc + " sum = " + computeLiteral(T, 0) + ";");
-  {
-    std::vector<std::string> Off;
-    auto L = R.elements(Off);
-    P.line("sum += " + loadExpr(T, In + "[" + Off[0] + "]") + ";");
+  if (IsRms) {
+    P.line("const " + Acc + " mean = " + computeLiteral(T, 0) + ";");
+  } else {
+    P.line(Acc + " sum = " + computeLiteral(T, 0) + ";");
+    {
+      std::vector<std::string> Off;
+      auto L = R.elements(Off);
+      P.line("sum += " + loadExpr(T, In + "[" + Off[0] + "]") + ";");
+    }
+    R.combine("sum", "SolderSum");
+    P.line("const " + Acc + " mean = sum / " + Len + ";");
   }
-  R.combine("sum", "SolderSum");
-  P.line("const " + Acc + " mean = sum / " + Len + ";");
   // Two passes (mean, then squared deviations) for stability.
   P.line(Acc + " sq = " + computeLiteral(T, 0) + ";");
   {
@@ -374,6 +358,7 @@ llvm::Error emitReduction(KernelBuilder &B) {
   case OpKind::LogSoftmax:
     return emitSoftmax(B);
   case OpKind::LayerNormalization:
+  case OpKind::RMSNormalization:
     return emitLayerNorm(B);
   default:
     break;

@@ -1,0 +1,550 @@
+//===- FusedReductionEmitter.cpp - One row kernel for a reduction group ---===//
+//
+// Matches: a FusedGroup of kind reduction: exactly one reduction R
+// (ReduceMean/Sum/Max, GlobalAverage/MaxPool, Softmax, LogSoftmax,
+// LayerNormalization, RMSNormalization) whose reduced dims are a contiguous
+// innermost suffix of its input X, a prologue (members before R computing
+// X, and R's scale/bias, from the group's operands with broadcasting) and
+// an epilogue (members after R, on its result).
+// Produces: one kernel where a thread group owns a row (the kept dims) and
+// strides over its L elements (the reduced dims), as ReductionEmitter.cpp:
+//
+//   for (row ...) {                         // one warp per row, L = 768
+//     float xv[24];                         // this lane's elements of X
+//     for (k < 24) { j = lane + k * 32; xv[k] = <prologue at (row, j)>;
+//                    h[row * L + j] = ...;  // prologue results, stored once
+//                    sum += xv[k]; }
+//     sum = warp_reduce(sum); mean = sum / L;
+//     for (k < 24) { d = xv[k] - mean; sq += d * d; }  // two-pass variance
+//     ...
+//     for (k < 24) { y = (xv[k] - mean) * inv * scale + bias;
+//                    out[row * L + j] = <epilogue of y>; }
+//   }
+//
+// Every global element is read once when each thread's share of a row fits
+// in 32 registers; longer rows recompute the prologue in each pass (reading
+// memory again) rather than spill. Reduce ops run their epilogue once per
+// row, by lane 0. Accumulation is in the compute type (float for 16-bit
+// floats).
+// Preconditions: static shapes. Errors name the group: a reduction over
+// dims that are not an innermost suffix, results of neither the row nor
+// the element shape, members that are not elementwise/indexing ops.
+//
+//===----------------------------------------------------------------------===//
+#include "codegen/FusedValueEmitter.h"
+#include "ir/FusedGroup.h"
+#include "ir/OpRegistry.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace solder {
+namespace codegen {
+
+namespace {
+
+enum class RowOp { Sum, Mean, Max, Softmax, LogSoftmax, LayerNorm, RMSNorm };
+
+/// Each thread keeps its share of a row in registers up to this many
+/// elements.
+constexpr int64_t MaxCachedPerThread = 32;
+
+/// Which dims of X the reduction R reduces, or an error naming the group.
+llvm::Expected<llvm::SmallVector<bool, 6>>
+reducedDims(const Node &Group, const Node &R, RowOp &Op) {
+  const Value *X = R.operand(0);
+  int64_t Rank = X->type().rank();
+  llvm::SmallVector<bool, 6> Reduced(Rank, false);
+  auto FromAxis = [&](int64_t First) -> llvm::Error {
+    auto A = normalizeAxis(First, Rank);
+    if (!A)
+      return groupError(Group, &R, "axis out of range");
+    for (int64_t D = *A; D < Rank; ++D)
+      Reduced[D] = true;
+    return llvm::Error::success();
+  };
+  switch (R.kind()) {
+  case OpKind::ReduceMean:
+  case OpKind::ReduceSum:
+  case OpKind::ReduceMax: {
+    Op = R.kind() == OpKind::ReduceMean  ? RowOp::Mean
+         : R.kind() == OpKind::ReduceSum ? RowOp::Sum
+                                         : RowOp::Max;
+    bool HaveAxes = false;
+    if (R.numOperands() > 1 && R.operand(1)) {
+      const Tensor *T = constantOf(Group, R.operand(1));
+      if (!T)
+        return groupError(Group, &R,
+                          "axes must be a constant for code generation");
+      for (int64_t Ax : T->toInt64Vector()) {
+        auto D = normalizeAxis(Ax, Rank);
+        if (!D)
+          return groupError(Group, &R,
+                            "axis " + llvm::Twine(Ax) + " out of range");
+        Reduced[*D] = true;
+        HaveAxes = true;
+      }
+    }
+    if (!HaveAxes) {
+      if (R.attrs().getInt("noop_with_empty_axes", 0))
+        return groupError(Group, &R, "a reduction over no axes is not fused");
+      Reduced.assign(Rank, true);
+    }
+    break;
+  }
+  case OpKind::GlobalAveragePool:
+  case OpKind::GlobalMaxPool:
+    Op = R.kind() == OpKind::GlobalAveragePool ? RowOp::Mean : RowOp::Max;
+    if (Rank < 2)
+      return groupError(Group, &R, "expects an input of rank >= 2");
+    // The spatial dims (none for rank 2).
+    for (int64_t D = 2; D < Rank; ++D)
+      Reduced[D] = true;
+    break;
+  case OpKind::Softmax:
+  case OpKind::LogSoftmax: {
+    Op = R.kind() == OpKind::Softmax ? RowOp::Softmax : RowOp::LogSoftmax;
+    auto A = normalizeAxis(R.attrs().getInt("axis", -1), Rank);
+    if (!A)
+      return groupError(Group, &R, "axis out of range");
+    Reduced[*A] = true;
+    break;
+  }
+  case OpKind::LayerNormalization:
+  case OpKind::RMSNormalization:
+    Op = R.kind() == OpKind::LayerNormalization ? RowOp::LayerNorm
+                                                : RowOp::RMSNorm;
+    if (auto E = FromAxis(R.attrs().getInt("axis", -1)))
+      return std::move(E);
+    break;
+  default:
+    return groupError(Group, &R, "is not a reduction code generation fuses");
+  }
+  // A contiguous innermost suffix, size-1 dims counting either way.
+  Dims XD = dimsOf(X);
+  int64_t First = Rank;
+  for (int64_t D = 0; D < Rank; ++D)
+    if (Reduced[D] && XD[D] != 1) {
+      First = D;
+      break;
+    }
+  for (int64_t D = First; D < Rank; ++D) {
+    if (!Reduced[D] && XD[D] != 1) {
+      std::string Axes;
+      for (int64_t K = 0; K < Rank; ++K)
+        if (Reduced[K])
+          Axes += (Axes.empty() ? "" : ", ") + std::to_string(K);
+      return groupError(Group, &R,
+                        "reduction axis not innermost: reduces axes [" + Axes +
+                            "] of " + typeToString(X->type()) +
+                            "; a fused row kernel needs the reduced dims to "
+                            "be the innermost ones");
+    }
+    Reduced[D] = true;
+  }
+  for (int64_t D = 0; D < First; ++D)
+    Reduced[D] = false;
+  return Reduced;
+}
+
+bool producesElements(RowOp Op) {
+  return Op == RowOp::Softmax || Op == RowOp::LogSoftmax ||
+         Op == RowOp::LayerNorm || Op == RowOp::RMSNorm;
+}
+
+} // namespace
+
+llvm::Expected<GeneratedKernel> emitFusedReduction(const Node &Group,
+                                                   const CodegenOptions &Opts,
+                                                   KernelNamer &Names) {
+  GroupInfo Info = groupInfo(Group);
+  const Graph *Body = Group.body();
+  std::vector<const Node *> Nodes;
+  const Node *R = nullptr;
+  size_t RPos = 0;
+  for (const auto &N : Body->nodes()) {
+    const OpInfo &OI = getOpInfo(N->kind());
+    if (OI.Fusion == FusionKind::Reduction) {
+      if (R)
+        return groupError(Group, N.get(),
+                          "a second reduction (after " + R->describe() +
+                              "); a row kernel has exactly one");
+      R = N.get();
+      RPos = Nodes.size();
+    } else if (!OI.ComposableIndexing) {
+      return groupError(Group, N.get(),
+                        "cannot be fused into a reduction kernel");
+    }
+    Nodes.push_back(N.get());
+  }
+  if (!R)
+    return groupError(Group, nullptr, "has no reduction member");
+  if (auto E = checkGroupStatic(Group, Nodes))
+    return std::move(E);
+  RowOp Op;
+  auto ReducedOr = reducedDims(Group, *R, Op);
+  if (!ReducedOr)
+    return ReducedOr.takeError();
+  const Value *X = R->operand(0);
+  DType T = X->dtype();
+  if (T == DType::Bool || (producesElements(Op) && !isFloat(T)))
+    return groupError(Group, R,
+                      "code generation does not support " + R->opName() +
+                          " on " + dtypeName(T));
+  Dims XD = dimsOf(X);
+  RowPlan Plan = planRows(XD, *ReducedOr, Opts.BlockSize);
+  if (Plan.Len == 0 || Plan.Rows == 0)
+    return groupError(Group, R, "empty rows are not supported");
+
+  // Results: prologue values and elementwise results of X's shape are
+  // stored per element, reduced values (and LayerNorm's statistics) per row.
+  auto PosOf = [&](const Node *N) {
+    return size_t(std::find(Nodes.begin(), Nodes.end(), N) - Nodes.begin());
+  };
+  struct Result {
+    const Value *Body, *Outer;
+    bool PerRow;
+  };
+  std::vector<Result> Results;
+  for (size_t J = 0; J < Body->outputs().size(); ++J) {
+    const Value *V = Body->outputs()[J];
+    const Node *N = V->producer();
+    if (!N)
+      return groupError(Group, nullptr,
+                        "result '" + V->name() +
+                            "' is not computed by a member");
+    bool IsStat = N == R && V != R->result(0);
+    bool Before = PosOf(N) < RPos;
+    bool ElementShaped = dimsOf(V) == XD;
+    bool RowShaped = V->type().numElements() == Plan.Rows;
+    bool PerRow;
+    if (Before || (!IsStat && producesElements(Op)))
+      PerRow = false;
+    else
+      PerRow = true;
+    if ((PerRow && !RowShaped) || (!PerRow && !ElementShaped))
+      return groupError(Group, nullptr,
+                        "result '" + V->name() + "' of type " +
+                            typeToString(V->type()) + " has neither the " +
+                            (PerRow ? "row" : "element") + " shape of " +
+                            R->describe() + " over " + typeToString(X->type()));
+    Results.push_back({V, Group.result(J), PerRow});
+  }
+  std::vector<const Value *> Roots = {R->result(0)};
+  for (const Result &Res : Results)
+    Roots.push_back(Res.Body);
+  llvm::DenseSet<const Node *> All(Nodes.begin(), Nodes.end());
+  std::vector<const Value *> Reads = externalReads(Group, Roots, All);
+
+  CodegenOptions O = groupOptions(Group, Opts);
+  KernelBuilder B(
+      Group, O,
+      Names.nameFor(Group, "g" + std::to_string(Info.Id) + "_reduction"));
+  CudaPrinter &P = B.p();
+  std::vector<std::string> OutParams;
+  std::vector<const Value *> InOuter, OutOuter;
+  for (const Result &Res : Results) {
+    OutParams.push_back(B.addOutput(Res.Outer));
+    OutOuter.push_back(Res.Outer);
+  }
+  std::vector<std::string> InParams;
+  for (const Value *V : Reads) {
+    InOuter.push_back(outerValue(Group, V));
+    InParams.push_back(B.addInput(InOuter.back()));
+  }
+  std::vector<std::string> NodeNames;
+  for (const Node *N : Nodes)
+    NodeNames.push_back(memberName(*N));
+  B.describeGroup(Info.Id, std::move(NodeNames),
+                  groupSummary(Group, "reduction", Nodes, InOuter, OutOuter));
+  bool Perturb = Opts.PerturbGroupId >= 0 && Opts.PerturbGroupId == Info.Id;
+
+  const std::string Acc = computeTypeName(T).str();
+  const std::string F = computeDType(T) == DType::F64 ? "" : "f";
+  const int64_t G = Plan.Group, L = Plan.Len;
+  const int64_t PerThread = (L + G - 1) / G;
+  // Reduce ops read each element once anyway; the others make two or three
+  // passes over the row.
+  const bool MultiPass = producesElements(Op);
+  const bool Cached = MultiPass && PerThread <= MaxCachedPerThread;
+  const std::string LenLit = computeLiteral(T, double(L));
+
+  llvm::Error Err = [&]() -> llvm::Error {
+    auto Kernel = B.beginKernel();
+    RowKernel RK(B, Plan);
+    FusedValueEmitter VE(B, Group, Nodes);
+    for (size_t I = 0; I < Reads.size(); ++I)
+      VE.setParam(Reads[I], InParams[I]);
+    Coords KeptC = VE.delinearize("row", Plan.KeptDims);
+    std::string Lane = RK.lane();
+
+    // Stores result Index (storage value V) at Offset, perturbed if asked.
+    auto Store = [&](size_t Index, std::string V, const std::string &Offset) {
+      const Value *BV = Results[Index].Body;
+      if (Perturb && Index == 0)
+        V = emitPerturbation(P, BV->dtype(), V);
+      P.line(OutParams[Index] + "[" + Offset +
+             "] = " + storeExpr(BV->dtype(), V) + ";");
+    };
+
+    // Prints a loop over this thread's elements of the row; F gets the
+    // element's X value (or "" when it must be computed), its coordinates
+    // over X and its offset in X-shaped buffers.
+    auto ForElements =
+        [&](bool First,
+            llvm::function_ref<llvm::Error(const std::string &, const Coords &,
+                                           const std::string &)>
+                Fn) -> llvm::Error {
+      std::optional<CudaPrinter::Scope> Loop, Guard;
+      std::string J = "j";
+      if (Cached) {
+        P.line("#pragma unroll");
+        Loop.emplace(P.scope("for (int k = 0; k < " +
+                             std::to_string(PerThread) + "; ++k)"));
+        std::string Step = G == 1 ? "k" : "k * " + std::to_string(G);
+        P.line("const idx_t j = " + (Lane == "0" ? Step : Lane + " + " + Step) +
+               ";");
+        if (L % G != 0)
+          Guard.emplace(P.scope("if (j < " + B.lit(L) + ")"));
+      } else {
+        Loop.emplace(P.scope("for (idx_t j = " + Lane + "; j < " + B.lit(L) +
+                             "; j += " + std::to_string(G) + ")"));
+      }
+      VE.pushScope();
+      Coords RedC = VE.delinearize(J, Plan.RedDims);
+      Coords XC(XD.size(), "0");
+      size_t KI = 0, RI = 0;
+      for (size_t D = 0; D < XD.size(); ++D)
+        XC[D] = (*ReducedOr)[D] ? RedC[RI++] : KeptC[KI++];
+      std::string Offset =
+          Plan.Rows == 1 ? "j" : "(row * " + B.lit(L) + " + j)";
+      VE.registerLinear(XD, XC, Offset);
+      std::string XV;
+      if (Cached && !First) {
+        XV = "xv[k]";
+        VE.remember(X, XC, XV);
+      }
+      llvm::Error E = Fn(XV, XC, Offset);
+      VE.popScope();
+      return E;
+    };
+
+    // Pass 1: X (cached when it fits), prologue results, first statistic.
+    if (Cached)
+      P.line(Acc + " xv[" + std::to_string(PerThread) + "];");
+    std::string Stat;
+    switch (Op) {
+    case RowOp::Sum:
+    case RowOp::Mean:
+    case RowOp::LayerNorm:
+      Stat = "sum";
+      P.line(Acc + " sum = " + computeLiteral(T, 0) + ";");
+      break;
+    case RowOp::Max:
+    case RowOp::Softmax:
+    case RowOp::LogSoftmax:
+      Stat = "mx";
+      P.line(Acc + " mx = " + lowestLiteral(T) + ";");
+      break;
+    case RowOp::RMSNorm:
+      Stat = "sq";
+      P.line(Acc + " sq = " + computeLiteral(T, 0) + ";");
+      break;
+    }
+    if (auto E = ForElements(true,
+                             [&](const std::string &, const Coords &XC,
+                                 const std::string &Offset) -> llvm::Error {
+                               auto XV = VE.compute(X, XC);
+                               if (!XV)
+                                 return XV.takeError();
+                               if (Cached)
+                                 P.line("xv[k] = " + *XV + ";");
+                               for (size_t I = 0; I < Results.size(); ++I) {
+                                 const Node *N = Results[I].Body->producer();
+                                 if (Results[I].PerRow || PosOf(N) >= RPos)
+                                   continue;
+                                 auto V = VE.compute(Results[I].Body, XC);
+                                 if (!V)
+                                   return V.takeError();
+                                 Store(I, *V, Offset);
+                               }
+                               if (Stat == "mx")
+                                 P.line("mx = solder_max(mx, " + *XV + ");");
+                               else if (Stat == "sq")
+                                 P.line("sq += " + *XV + " * " + *XV + ";");
+                               else
+                                 P.line("sum += " + *XV + ";");
+                               return llvm::Error::success();
+                             }))
+      return E;
+    RK.combine(Stat, Stat == "mx" ? "SolderMax" : "SolderSum");
+
+    // The per-row statistics and the reduced value.
+    std::string Reduced;
+    auto XOf = [&](const std::string &XV,
+                   const Coords &XC) -> llvm::Expected<std::string> {
+      if (!XV.empty())
+        return XV;
+      return VE.compute(X, XC);
+    };
+    switch (Op) {
+    case RowOp::Sum:
+      Reduced = "sum";
+      break;
+    case RowOp::Mean:
+      P.line("const " + Acc + " mean = sum / " + LenLit + ";");
+      Reduced = "mean";
+      break;
+    case RowOp::Max:
+      Reduced = "mx";
+      break;
+    case RowOp::Softmax:
+    case RowOp::LogSoftmax: {
+      P.line(Acc + " sum = " + computeLiteral(T, 0) + ";");
+      if (auto E =
+              ForElements(false,
+                          [&](const std::string &XV, const Coords &XC,
+                              const std::string &) -> llvm::Error {
+                            auto V = XOf(XV, XC);
+                            if (!V)
+                              return V.takeError();
+                            P.line("sum += exp" + F + "(" + *V + " - mx);");
+                            return llvm::Error::success();
+                          }))
+        return E;
+      RK.combine("sum", "SolderSum");
+      if (Op == RowOp::LogSoftmax)
+        P.line("const " + Acc + " lse = mx + log" + F + "(sum);");
+      else
+        P.line("const " + Acc + " inv = " + computeLiteral(T, 1) + " / sum;");
+      break;
+    }
+    case RowOp::LayerNorm: {
+      P.line("const " + Acc + " mean = sum / " + LenLit + ";");
+      // Two passes (mean, then squared deviations) for stability.
+      P.line(Acc + " sq = " + computeLiteral(T, 0) + ";");
+      if (auto E =
+              ForElements(false,
+                          [&](const std::string &XV, const Coords &XC,
+                              const std::string &) -> llvm::Error {
+                            auto V = XOf(XV, XC);
+                            if (!V)
+                              return V.takeError();
+                            P.line("const " + Acc + " d = " + *V + " - mean;");
+                            P.line("sq += d * d;");
+                            return llvm::Error::success();
+                          }))
+        return E;
+      RK.combine("sq", "SolderSum");
+      [[fallthrough]];
+    }
+    case RowOp::RMSNorm: {
+      float Eps = R->attrs().getFloat("epsilon", 1e-5f);
+      P.line("const " + Acc + " inv = " + computeLiteral(T, 1) + " / sqrt" + F +
+             "(sq / " + LenLit + " + " + computeLiteral(T, Eps) + ");");
+      break;
+    }
+    }
+
+    // Element results: R's result at each element, then the epilogue.
+    if (producesElements(Op)) {
+      const Value *Y = R->result(0);
+      if (auto E = ForElements(
+              false,
+              [&](const std::string &XV, const Coords &XC,
+                  const std::string &Offset) -> llvm::Error {
+                auto XE = XOf(XV, XC);
+                if (!XE)
+                  return XE.takeError();
+                std::string Val;
+                switch (Op) {
+                case RowOp::Softmax:
+                  Val = "exp" + F + "(" + *XE + " - mx) * inv";
+                  break;
+                case RowOp::LogSoftmax:
+                  Val = *XE + " - lse";
+                  break;
+                default: {
+                  auto Sc = VE.broadcastCoords(*R, R->operand(1), XD, XC);
+                  if (!Sc)
+                    return Sc.takeError();
+                  auto S = VE.compute(R->operand(1), *Sc);
+                  if (!S)
+                    return S.takeError();
+                  Val = Op == RowOp::LayerNorm
+                            ? "(" + *XE + " - mean) * inv * " + *S
+                            : *XE + " * inv * " + *S;
+                  if (Op == RowOp::LayerNorm && R->numOperands() > 2 &&
+                      R->operand(2)) {
+                    auto Bc = VE.broadcastCoords(*R, R->operand(2), XD, XC);
+                    if (!Bc)
+                      return Bc.takeError();
+                    auto Bv = VE.compute(R->operand(2), *Bc);
+                    if (!Bv)
+                      return Bv.takeError();
+                    Val += " + " + *Bv;
+                  }
+                }
+                }
+                std::string YN = P.uniqueName("y");
+                P.line("const " + computeTypeName(Y->dtype()) + " " + YN +
+                       " = " + Val + ";");
+                VE.remember(Y, XC, YN);
+                for (size_t I = 0; I < Results.size(); ++I) {
+                  const Node *N = Results[I].Body->producer();
+                  if (Results[I].PerRow || PosOf(N) < RPos)
+                    continue;
+                  auto V = VE.compute(Results[I].Body, XC);
+                  if (!V)
+                    return V.takeError();
+                  Store(I, *V, Offset);
+                }
+                return llvm::Error::success();
+              }))
+        return E;
+    }
+
+    // Row results, once per row: the reduced value and its epilogue, or
+    // LayerNorm's Mean and InvStdDev.
+    bool AnyPerRow = false;
+    for (const Result &Res : Results)
+      AnyPerRow |= Res.PerRow;
+    if (AnyPerRow) {
+      std::optional<CudaPrinter::Scope> If;
+      if (Lane != "0")
+        If.emplace(P.scope("if (lane == 0)"));
+      VE.pushScope();
+      auto RememberRow = [&](const Value *V, const std::string &E) {
+        if (V)
+          VE.remember(V, VE.delinearize("row", dimsOf(V)), E);
+      };
+      if (producesElements(Op)) {
+        if (Op == RowOp::LayerNorm) {
+          RememberRow(R->result(1), "mean");
+          if (R->numResults() > 2)
+            RememberRow(R->result(2), "inv");
+        }
+      } else {
+        RememberRow(R->result(0), Reduced);
+      }
+      for (size_t I = 0; I < Results.size(); ++I) {
+        if (!Results[I].PerRow)
+          continue;
+        const Value *V = Results[I].Body;
+        auto E = VE.compute(V, VE.delinearize("row", dimsOf(V)));
+        if (!E) {
+          VE.popScope();
+          return E.takeError();
+        }
+        Store(I, *E, "row");
+      }
+      VE.popScope();
+    }
+    RK.close();
+    return llvm::Error::success();
+  }();
+  if (Err)
+    return std::move(Err);
+  return B.finish();
+}
+
+} // namespace codegen
+} // namespace solder
