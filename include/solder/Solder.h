@@ -27,6 +27,7 @@
 #include "ir/DType.h"
 #include "ir/Tensor.h"
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
@@ -44,6 +45,7 @@ namespace solder {
 
 class Graph;
 struct Plan;
+struct BufferRef;
 class ExecutionContext;
 
 struct CompileOptions {
@@ -162,6 +164,16 @@ public:
   /// Why capturing a CUDA graph failed, when it did (the context then runs
   /// step by step); empty otherwise.
   llvm::StringRef cudaGraphFailure() const;
+
+  /// Debugging (`solder compare`): runs the plan's steps one by one on
+  /// Stream, waiting for each, and calls Observe(Step, false) before and
+  /// Observe(Step, true) after step Step; an error from Observe stops it.
+  llvm::Error runStepByStep(
+      cudaStream_t Stream,
+      llvm::function_ref<llvm::Error(size_t Step, bool After)> Observe);
+  /// Copies Bytes of the buffer Ref (weights, arena, bound input or
+  /// output) into host memory (synchronous).
+  llvm::Error readBuffer(const BufferRef &Ref, void *Host, size_t Bytes);
 
   /// Convenience: host inputs in, host outputs out (synchronous).
   llvm::Expected<std::vector<Tensor>> runHost(llvm::ArrayRef<Tensor> Inputs,

@@ -118,6 +118,14 @@ struct PlanStep {
   int64_t GroupId = -1;
 };
 
+/// A tensor a group reads or writes, and where the plan keeps it.
+struct PlanValue {
+  std::string Name;
+  DType Elem = DType::F32;
+  std::vector<int64_t> Dims;
+  BufferRef Ref;
+};
+
 /// One fused group of the compiled graph and how the plan runs it.
 struct PlanGroup {
   int64_t Id = -1;
@@ -127,6 +135,9 @@ struct PlanGroup {
   /// or "cuDNN conv + generated kernel solder_12_fused".
   std::string RunsAs;
   std::vector<uint32_t> Steps; ///< indices into Plan::Steps, in order
+  /// What the group reads (operand I of the FusedGroup node or of the one
+  /// node) and writes, where the plan keeps it.
+  std::vector<PlanValue> Operands, Results;
 };
 
 /// One intermediate placed in the arena (for reports and tests).

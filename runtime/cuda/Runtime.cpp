@@ -720,6 +720,19 @@ Error ExecutionContext::run(cudaStream_t Stream) {
 
 void ExecutionContext::setUseCudaGraph(bool On) { I->UseGraph = On; }
 bool ExecutionContext::usesCudaGraph() const { return I->UseGraph; }
+// Interface stub for helper C's debug API: the real bodies come with the
+// plan/runtime work; until then callers get a clear error.
+Error ExecutionContext::runStepByStep(
+    cudaStream_t, function_ref<Error(size_t Step, bool After)>) {
+  return rtError("ExecutionContext::runStepByStep: not implemented in this "
+                 "build");
+}
+
+Error ExecutionContext::readBuffer(const BufferRef &, void *, size_t) {
+  return rtError("ExecutionContext::readBuffer: not implemented in this "
+                 "build");
+}
+
 uint64_t ExecutionContext::graphLaunches() const { return I->GraphLaunches; }
 StringRef ExecutionContext::cudaGraphFailure() const { return I->GraphFailure; }
 
