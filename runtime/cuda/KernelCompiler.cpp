@@ -9,9 +9,10 @@ using namespace llvm;
 
 namespace solder {
 
-Expected<std::vector<GeneratedKernel>> generateKernels(const Graph &G,
-                                                       StringRef Arch) {
+Expected<std::vector<GeneratedKernel>>
+generateKernels(const Graph &G, StringRef Arch, int64_t PerturbGroupId) {
   CodegenOptions Opts;
+  Opts.PerturbGroupId = PerturbGroupId;
   return emitGraphKernels(G, Opts);
 }
 

@@ -20,8 +20,10 @@ class raw_ostream;
 
 namespace solder {
 
+/// The kernels of G; PerturbGroupId is CodegenOptions::PerturbGroupId.
 llvm::Expected<std::vector<GeneratedKernel>>
-generateKernels(const Graph &G, llvm::StringRef Arch);
+generateKernels(const Graph &G, llvm::StringRef Arch,
+                int64_t PerturbGroupId = -1);
 
 /// Fills the Cubin of every kernel in Kernels (compiled for Arch).
 llvm::Error compileCubins(llvm::MutableArrayRef<PlanKernel> Kernels,

@@ -541,6 +541,7 @@ Error Builder::scheduleKernel(unsigned KI) {
   K.DynamicSharedBytes = GK.DynamicSharedBytes;
   K.NodeNames = GK.NodeNames;
   K.Summary = GK.Summary;
+  K.GroupId = GK.GroupId;
   ProtoStep S;
   S.K = PlanStep::Kind::Kernel;
   S.Index = P.Kernels.size();
@@ -741,7 +742,8 @@ Expected<Plan> Builder::build() {
   PO.ElideLargeConstants = true;
   P.IrText = graphToString(G, PO);
 
-  Expected<std::vector<GeneratedKernel>> K = generateKernels(G, Opts.Arch);
+  Expected<std::vector<GeneratedKernel>> K =
+      generateKernels(G, Opts.Arch, Opts.PerturbGroupId);
   if (!K)
     return K.takeError();
   Gen = std::move(*K);

@@ -30,6 +30,8 @@ struct PlanOptions {
   bool AllowTF32 = false;
   /// Progress lines for long steps; null = quiet.
   llvm::raw_ostream *Progress = nullptr;
+  /// Test only: see CodegenOptions::PerturbGroupId.
+  int64_t PerturbGroupId = -1;
 };
 
 /// Builds the plan of G (every value must have a static shape) without

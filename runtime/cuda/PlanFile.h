@@ -36,7 +36,7 @@
 
 namespace solder {
 
-constexpr uint32_t PlanFormatVersion = 3;
+constexpr uint32_t PlanFormatVersion = 4;
 
 /// 64-bit checksum of plan bytes: four interleaved lanes of a
 /// multiply-xorshift step per 8-byte word (each step a bijection of its

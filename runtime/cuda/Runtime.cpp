@@ -102,6 +102,10 @@ CompiledModel::compileGraph(Graph &G, const CompileOptions &Opts) {
   PipelineOptions PO;
   PO.DisabledPasses = Opts.DisabledPasses;
   PO.TargetGpu = true;
+  PO.NoFusion = Opts.NoFusion;
+  PO.DisabledFusions = Opts.DisabledFusions;
+  std::vector<DecisionRecord> Decisions;
+  PO.Decisions = &Decisions;
   if (Error E = runPipeline(G, PO))
     return std::move(E);
   PlanOptions PlanOpts;
@@ -118,9 +122,11 @@ CompiledModel::compileGraph(Graph &G, const CompileOptions &Opts) {
   PlanOpts.CacheDir = Opts.CacheDir;
   PlanOpts.AllowTF32 = Opts.AllowTF32;
   PlanOpts.Progress = Opts.Progress;
+  PlanOpts.PerturbGroupId = Opts.PerturbGroupId;
   Expected<Plan> P = buildPlan(G, PlanOpts);
   if (!P)
     return P.takeError();
+  P->Decisions = std::move(Decisions);
   if (Error E = compilePlanKernels(*P, PlanOpts))
     return std::move(E);
   Expected<std::shared_ptr<CompiledModel>> M = fromPlan(std::move(*P));
