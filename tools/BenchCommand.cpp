@@ -59,6 +59,8 @@ static cl::opt<uint64_t> BenchSeed("seed", cl::init(0),
                                    cl::desc("Seed of the random inputs"),
                                    cl::sub(BenchCmd), cl::cat(BenchCat));
 
+static FusionFlags BenchFusion(BenchCmd, BenchCat);
+
 cl::SubCommand &benchSubCommand() { return BenchCmd; }
 
 static double percentile(std::vector<double> Sorted, double P) {
@@ -96,6 +98,8 @@ static Error bench(json::Object &Out) {
   Opts.Arch = BenchArch;
   Opts.CacheDir = BenchCacheDir;
   Opts.AllowTF32 = BenchTF32;
+  Opts.NoFusion = BenchFusion.noFusion();
+  Opts.DisabledFusions = BenchFusion.disabledFusions();
   Opts.Progress = progressStream();
   auto T0 = std::chrono::steady_clock::now();
   Expected<std::shared_ptr<CompiledModel>> M =

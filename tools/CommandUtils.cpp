@@ -135,6 +135,43 @@ Expected<std::vector<int64_t>> concreteInputDims(const Value &Input,
   return Dims;
 }
 
+FusionFlags::FusionFlags(cl::SubCommand &Sub, cl::OptionCategory &Cat)
+    : NoFusion("no-fusion",
+               cl::desc("Form no fused groups: every op runs as its own "
+                        "step (batchnorm folding and pattern recognition "
+                        "still run)"),
+               cl::sub(Sub), cl::cat(Cat)),
+      Disabled("disable-fusion", cl::value_desc("id|onnx-node"),
+               cl::desc("Do not form one fused group: a group id (as "
+                        "--fusion-report prints it) or an ONNX node name "
+                        "(no group containing that node is formed); "
+                        "repeatable"),
+               cl::sub(Sub), cl::cat(Cat)) {}
+
+Error checkDisabledFusions(ArrayRef<std::string> Values, const Graph &G) {
+  for (StringRef D : Values) {
+    if (D.empty())
+      return usageError("--disable-fusion: expected a group id or an ONNX "
+                        "node name, got nothing");
+    if (all_of(D, isDigit))
+      continue;
+    if (none_of(G.nodes(), [&](const auto &N) { return N->name() == D; }))
+      return usageError("--disable-fusion '" + D +
+                        "': the model has no node of that name (give an ONNX "
+                        "node name or a group id from --fusion-report)");
+  }
+  return Error::success();
+}
+
+Error FusionFlags::check(const Graph &G) const {
+  return checkDisabledFusions(disabledFusions(), G);
+}
+
+void FusionFlags::apply(PipelineOptions &PO) const {
+  PO.NoFusion = NoFusion;
+  PO.DisabledFusions = disabledFusions();
+}
+
 void printTensorSummary(raw_ostream &OS, StringRef Name, const Tensor &T,
                         unsigned MaxValues) {
   OS << Name << ": " << typeToString(T.type());

@@ -11,6 +11,7 @@
 #include "frontend/OnnxImporter.h"
 #include "ir/Graph.h"
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Error.h"
 #include <string>
 #include <vector>
@@ -20,6 +21,8 @@ class raw_ostream;
 }
 
 namespace solder {
+
+struct PipelineOptions;
 
 /// Process exit codes of every command.
 enum ExitCode : int {
@@ -49,6 +52,35 @@ llvm::Error checkPassNames(llvm::ArrayRef<std::string> Names);
 /// from Opts; an error naming the input and symbol when a dim is unbound.
 llvm::Expected<std::vector<int64_t>>
 concreteInputDims(const Value &Input, const ImportOptions &Opts);
+
+/// Checks `--disable-fusion` values against the imported (not yet
+/// optimized) graph: a value of digits only is a group id and is accepted
+/// as is (ids exist only after fusion; an id no group has disables
+/// nothing); any other value must name a node of G.
+llvm::Error checkDisabledFusions(llvm::ArrayRef<std::string> Values,
+                                 const Graph &G);
+
+/// `--no-fusion` and `--disable-fusion ID|ONNX_NODE_NAME` (repeatable) of
+/// one command. Each command that compiles declares one, right after its
+/// SubCommand and in the same file (so the SubCommand exists first):
+///   static FusionFlags Fusion(RunCmd, RunCat);
+/// so every command spells, documents and checks them alike.
+class FusionFlags {
+public:
+  FusionFlags(llvm::cl::SubCommand &Sub, llvm::cl::OptionCategory &Cat);
+  bool noFusion() const { return NoFusion; }
+  std::vector<std::string> disabledFusions() const {
+    return {Disabled.begin(), Disabled.end()};
+  }
+  /// checkDisabledFusions of the --disable-fusion values.
+  llvm::Error check(const Graph &G) const;
+  /// Copies the flags into the pipeline options.
+  void apply(PipelineOptions &PO) const;
+
+private:
+  llvm::cl::opt<bool> NoFusion;
+  llvm::cl::list<std::string> Disabled;
+};
 
 /// "name: f32[2,3]  min -1 max 2 mean 0.3  [v0, v1, ...]".
 void printTensorSummary(llvm::raw_ostream &OS, llvm::StringRef Name,

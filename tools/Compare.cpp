@@ -2,6 +2,7 @@
 #include "tools/Compare.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
+#include <algorithm>
 #include <cmath>
 
 using namespace llvm;
@@ -90,6 +91,29 @@ CompareResult compareTensors(const Tensor &Actual, const Tensor &Expected,
   }
   OS.flush();
   return R;
+}
+
+ErrorStats measureErrors(const Tensor &Actual, const Tensor &Expected) {
+  ErrorStats S;
+  if (Actual.type() != Expected.type()) {
+    S.MaxAbs = S.MaxRel = INFINITY;
+    return S;
+  }
+  for (int64_t I = 0, N = Actual.numElements(); I < N; ++I) {
+    double A = Actual.getDouble(I), B = Expected.getDouble(I);
+    double Abs;
+    if (std::isnan(A) || std::isnan(B))
+      Abs = std::isnan(A) && std::isnan(B) ? 0 : INFINITY;
+    else if (std::isinf(A) || std::isinf(B))
+      Abs = A == B ? 0 : INFINITY;
+    else
+      Abs = std::fabs(A - B);
+    if (Abs == 0)
+      continue;
+    S.MaxAbs = std::max(S.MaxAbs, Abs);
+    S.MaxRel = std::max(S.MaxRel, B != 0 ? Abs / std::fabs(B) : INFINITY);
+  }
+  return S;
 }
 
 } // namespace solder

@@ -26,6 +26,15 @@ struct CompareResult {
 CompareResult compareTensors(const Tensor &Actual, const Tensor &Expected,
                              const Tolerance &Tol);
 
+/// The largest errors of Actual against Expected (same type), whatever the
+/// tolerance: MaxAbs = max |a - b|, MaxRel = max |a - b| / |b| (infinite
+/// where b is 0 and a is not). A NaN or infinity on one side only counts
+/// as an infinite error.
+struct ErrorStats {
+  double MaxAbs = 0, MaxRel = 0;
+};
+ErrorStats measureErrors(const Tensor &Actual, const Tensor &Expected);
+
 } // namespace solder
 
 #endif

@@ -3,9 +3,14 @@
 // Compiles a model for the GPU and writes the plan file: IR, kernel sources
 // and cubins for --arch, library choices, memory plan and weights. Needs no
 // GPU (cuDNN algorithms are then chosen when the plan is loaded).
+// --fusion-report prints what was fused and how each group runs; with
+// =json the report is the only thing on stdout (the summary goes to
+// stderr).
 //
 //===----------------------------------------------------------------------===//
 #include "frontend/ModelSummary.h"
+#include "ir/FusedGroup.h"
+#include "runtime/cuda/Plan.h"
 #include "runtime/cuda/PlanFile.h"
 #include "tools/CommandUtils.h"
 #include "tools/GpuCommands.h"
@@ -56,10 +61,48 @@ static cl::list<std::string>
                     cl::desc("Skip a pipeline pass; repeatable"),
                     cl::sub(CompileCmd), cl::cat(CompileCat));
 
+static FusionFlags CompileFusion(CompileCmd, CompileCat);
+static FusionReportFlag CompileReport(CompileCmd, CompileCat);
+
 cl::SubCommand &compileSubCommand() { return CompileCmd; }
 
 raw_ostream *progressStream() {
   return sys::Process::StandardErrIsDisplayed() ? &errs() : nullptr;
+}
+
+Expected<CompiledOnnxModel> compileOnnxModel(StringRef Path,
+                                             const ModelLoadOptions &Opts) {
+  Expected<ModelSummary> Summary = summarizeOnnxFile(Path);
+  if (!Summary)
+    return Summary.takeError();
+  Expected<ImportOptions> IO = parseShapeArgs(Opts.Shapes, *Summary);
+  if (!IO)
+    return IO.takeError();
+  Expected<std::unique_ptr<Graph>> G = importOnnxFile(Path, *IO);
+  if (!G)
+    return G.takeError();
+  if (Error E = checkDisabledFusions(Opts.DisabledFusions, **G))
+    return std::move(E);
+  CompileOptions CO;
+  CO.Arch = Opts.Arch;
+  CO.CacheDir = Opts.CacheDir;
+  CO.AllowTF32 = Opts.AllowTF32;
+  CO.DisabledPasses = Opts.DisabledPasses;
+  CO.NoFusion = Opts.NoFusion;
+  CO.DisabledFusions = Opts.DisabledFusions;
+  CO.PerturbGroupId = Opts.PerturbGroupId;
+  CO.Progress = Opts.Progress;
+  for (const auto &E : IO->InputShapes)
+    CO.InputShapes[E.getKey()] = E.getValue();
+  for (const auto &E : IO->SymbolSizes)
+    CO.SymbolSizes[E.getKey()] = E.getValue();
+  // compileGraph runs the pipeline on *G in place: afterwards it is the
+  // graph the plan was built from.
+  Expected<std::shared_ptr<CompiledModel>> M =
+      CompiledModel::compileGraph(**G, CO);
+  if (!M)
+    return M.takeError();
+  return CompiledOnnxModel{std::move(*M), std::move(*G), std::move(*IO)};
 }
 
 Expected<std::shared_ptr<CompiledModel>>
@@ -69,30 +112,77 @@ loadOrCompileModel(StringRef Path, const ModelLoadOptions &Opts) {
       return createStringError(inconvertibleErrorCode(),
                                "--shape does not apply to a plan file: its "
                                "shapes were fixed by `solder compile`");
+    if (Opts.NoFusion || !Opts.DisabledFusions.empty())
+      return createStringError(inconvertibleErrorCode(),
+                               "--no-fusion and --disable-fusion do not apply "
+                               "to a plan file: its fusion was fixed by "
+                               "`solder compile`");
     return CompiledModel::loadPlan(Path);
   }
-  Expected<ModelSummary> Summary = summarizeOnnxFile(Path);
-  if (!Summary)
-    return Summary.takeError();
-  Expected<ImportOptions> IO = parseShapeArgs(Opts.Shapes, *Summary);
-  if (!IO)
-    return IO.takeError();
-  CompileOptions CO;
-  CO.Arch = Opts.Arch;
-  CO.CacheDir = Opts.CacheDir;
-  CO.AllowTF32 = Opts.AllowTF32;
-  CO.DisabledPasses = Opts.DisabledPasses;
-  CO.Progress = Opts.Progress;
-  for (const auto &E : IO->InputShapes)
-    CO.InputShapes[E.getKey()] = E.getValue();
-  for (const auto &E : IO->SymbolSizes)
-    CO.SymbolSizes[E.getKey()] = E.getValue();
-  return CompiledModel::compileFile(Path, CO);
+  Expected<CompiledOnnxModel> C = compileOnnxModel(Path, Opts);
+  if (!C)
+    return C.takeError();
+  return std::move(C->Model);
+}
+
+FusionReport fusionReportFromPlan(const Plan &P, const Graph *G) {
+  FusionReport R;
+  if (G)
+    R = fusionReportFromGraph(*G, P.Decisions, "");
+  else
+    R.Rejected = rejectedFusions(P.Decisions);
+  for (const PlanGroup &PG : P.Groups) {
+    if (PG.Id < 0)
+      continue; // an unfused node
+    auto It = llvm::find_if(
+        R.Groups, [&](const FusionReportGroup &X) { return X.Id == PG.Id; });
+    if (It == R.Groups.end()) {
+      R.Groups.push_back({PG.Id, PG.Kind, PG.Members, "", {}});
+      It = std::prev(R.Groups.end());
+    }
+    It->RunsAs = PG.RunsAs;
+    for (uint32_t S : PG.Steps)
+      if (S < P.Steps.size())
+        It->Steps.push_back({S, P.Steps[S].Label});
+  }
+  // Groups the plan does not list (a plan builder that fills no
+  // Plan::Groups): their steps are the ones tagged with their id, their
+  // members what those steps' kernels name.
+  for (const PlanStep &S : P.Steps) {
+    if (S.GroupId < 0)
+      continue;
+    auto It = llvm::find_if(R.Groups, [&](const FusionReportGroup &X) {
+      return X.Id == S.GroupId;
+    });
+    if (It == R.Groups.end()) {
+      R.Groups.push_back({S.GroupId, "?", {}, "", {}});
+      It = std::prev(R.Groups.end());
+    }
+    if (S.K == PlanStep::Kind::Kernel && It->Kind == "?")
+      for (const std::string &N : P.Kernels[S.Index].NodeNames)
+        if (!llvm::is_contained(It->Members, N))
+          It->Members.push_back(N);
+  }
+  for (FusionReportGroup &X : R.Groups) {
+    if (!X.Steps.empty())
+      continue;
+    for (size_t S = 0; S < P.Steps.size(); ++S)
+      if (P.Steps[S].GroupId == X.Id)
+        X.Steps.push_back({unsigned(S), P.Steps[S].Label});
+    if (X.RunsAs.empty())
+      X.RunsAs = X.Steps.empty() ? std::string("no steps")
+                                 : formatv("{0} step(s)", X.Steps.size()).str();
+  }
+  llvm::stable_sort(R.Groups,
+                    [](const auto &A, const auto &B) { return A.Id < B.Id; });
+  return R;
 }
 
 int runCompileCommand() {
   if (Error E = checkPassNames(CompileDisabled))
     return reportError(std::move(E));
+  if (Expected<bool> J = CompileReport.wantsJson(); !J)
+    return reportError(J.takeError());
   if (!CompileArch.empty() && !StringRef(CompileArch).startswith("sm_"))
     return reportError("--arch '" + CompileArch +
                        "': expected sm_XY, e.g. sm_90");
@@ -102,29 +192,47 @@ int runCompileCommand() {
   Opts.CacheDir = CompileCacheDir;
   Opts.AllowTF32 = CompileTF32;
   Opts.DisabledPasses.assign(CompileDisabled.begin(), CompileDisabled.end());
+  Opts.NoFusion = CompileFusion.noFusion();
+  Opts.DisabledFusions = CompileFusion.disabledFusions();
   Opts.Progress = progressStream();
   auto Start = std::chrono::steady_clock::now();
-  Expected<std::shared_ptr<CompiledModel>> M =
-      loadOrCompileModel(CompileModel, Opts);
-  if (!M)
-    return reportError(M.takeError());
+  std::shared_ptr<CompiledModel> Model;
+  std::unique_ptr<Graph> Compiled;
+  if (looksLikePlanFile(CompileModel)) {
+    Expected<std::shared_ptr<CompiledModel>> M =
+        loadOrCompileModel(CompileModel, Opts);
+    if (!M)
+      return reportError(M.takeError());
+    Model = std::move(*M);
+  } else {
+    Expected<CompiledOnnxModel> C = compileOnnxModel(CompileModel, Opts);
+    if (!C)
+      return reportError(C.takeError());
+    Model = std::move(C->Model);
+    Compiled = std::move(C->CompiledGraph);
+  }
   double Seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - Start)
           .count();
-  if (Error E = (*M)->savePlan(CompileOut))
+  if (Error E = Model->savePlan(CompileOut))
     return reportError(std::move(E));
-  ModelStats S = (*M)->stats();
-  outs() << formatv("wrote {0}: {1} kernels ({2}), {3} library calls, {4} "
-                    "steps per run\n",
-                    CompileOut, S.Kernels, (*M)->plan().Arch, S.LibraryCalls,
-                    S.Steps);
-  outs() << formatv("arena {0} bytes (naive sum of intermediates {1} bytes, "
-                    "{2:F1}%), weights {3} bytes; compiled in {4:F2} s\n",
-                    S.ArenaBytes, S.NaiveArenaBytes,
-                    S.NaiveArenaBytes ? 100.0 * double(S.ArenaBytes) /
-                                            double(S.NaiveArenaBytes)
-                                      : 100.0,
-                    S.WeightBytes, Seconds);
+  ModelStats S = Model->stats();
+  bool Json = CompileReport.requested() && *CompileReport.wantsJson();
+  raw_ostream &SummaryOS = Json ? errs() : outs();
+  SummaryOS << formatv("wrote {0}: {1} kernels ({2}), {3} library calls, {4} "
+                       "steps per run\n",
+                       CompileOut, S.Kernels, Model->plan().Arch,
+                       S.LibraryCalls, S.Steps);
+  SummaryOS << formatv("arena {0} bytes (naive sum of intermediates {1} bytes, "
+                       "{2:F1}%), weights {3} bytes; compiled in {4:F2} s\n",
+                       S.ArenaBytes, S.NaiveArenaBytes,
+                       S.NaiveArenaBytes ? 100.0 * double(S.ArenaBytes) /
+                                               double(S.NaiveArenaBytes)
+                                         : 100.0,
+                       S.WeightBytes, Seconds);
+  if (CompileReport.requested())
+    CompileReport.print(outs(),
+                        fusionReportFromPlan(Model->plan(), Compiled.get()));
   return ExitSuccess;
 }
 

@@ -3,6 +3,9 @@
 // Imports a model, runs the pass pipeline and prints the resulting IR
 // (large constants elided unless --print-constants). --after-all DIR also
 // writes the IR after every pass; --no-optimize prints the imported graph.
+// --fusion-report prints the fused groups and rejected candidates instead
+// of the IR (which then goes only to -o FILE, if given): dump-ir builds no
+// plan, so each group's "runs as" reads "not planned (dump-ir)".
 //
 //===----------------------------------------------------------------------===//
 #include "frontend/OnnxImporter.h"
@@ -10,6 +13,7 @@
 #include "passes/Pipeline.h"
 #include "tools/CommandUtils.h"
 #include "tools/Commands.h"
+#include "tools/FusionReport.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -51,11 +55,16 @@ static cl::opt<std::string> DumpOutput("o", cl::value_desc("file"),
                                                 "instead of stdout"),
                                        cl::sub(DumpIrCmd), cl::cat(DumpIrCat));
 
+static FusionFlags DumpFusion(DumpIrCmd, DumpIrCat);
+static FusionReportFlag DumpReport(DumpIrCmd, DumpIrCat);
+
 cl::SubCommand &dumpIrSubCommand() { return DumpIrCmd; }
 
 int runDumpIrCommand() {
   if (Error E = checkPassNames(DumpDisabled))
     return reportError(std::move(E));
+  if (Expected<bool> J = DumpReport.wantsJson(); !J)
+    return reportError(J.takeError());
   ImportOptions Opts;
   if (!DumpShapes.empty()) {
     Expected<ModelSummary> S = summarizeOnnxFile(DumpModel);
@@ -70,9 +79,14 @@ int runDumpIrCommand() {
   if (!G)
     return reportError(G.takeError());
 
+  std::vector<DecisionRecord> Decisions;
   if (!DumpNoOptimize) {
+    if (Error E = DumpFusion.check(**G))
+      return reportError(std::move(E));
     PipelineOptions PO;
     PO.DisabledPasses.assign(DumpDisabled.begin(), DumpDisabled.end());
+    DumpFusion.apply(PO);
+    PO.Decisions = &Decisions;
     if (!DumpAfterAll.empty()) {
       if (std::error_code EC = sys::fs::create_directories(DumpAfterAll))
         return reportError("cannot create '" + DumpAfterAll +
@@ -83,9 +97,16 @@ int runDumpIrCommand() {
       return reportError(std::move(E));
   }
 
+  if (DumpReport.requested()) {
+    DumpReport.print(
+        outs(), fusionReportFromGraph(**G, Decisions, "not planned (dump-ir)"));
+    outs().flush();
+  }
   PrintOptions PrintOpts;
   PrintOpts.ElideLargeConstants = !DumpConstants;
   if (DumpOutput.empty() || DumpOutput == "-") {
+    if (DumpReport.requested())
+      return ExitSuccess;
     printGraph(outs(), **G, PrintOpts);
     outs().flush();
     return ExitSuccess;

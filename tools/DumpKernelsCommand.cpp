@@ -1,15 +1,19 @@
 //===- DumpKernelsCommand.cpp - `solder dump-kernels MODEL -o DIR` --------===//
 //
 // Writes each kernel of a model's GPU plan as DIR/<kernel>.cu, headed by a
-// comment naming the ONNX nodes, the shapes and the launch configuration,
-// and DIR/index.txt listing every step of a run in order (kernels and
-// library calls) with the file holding its kernel.
+// comment naming its fused group (id, kind, how the group runs), ALL the
+// ONNX nodes it implements, the shapes and the launch configuration, and
+// DIR/index.txt listing the fused groups, then every step of a run in
+// order (kernels and library calls) with its group and the file holding
+// its kernel.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/cuda/Plan.h"
 #include "tools/CommandUtils.h"
 #include "tools/GpuCommands.h"
 #include "tools/TensorIO.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Path.h"
@@ -40,6 +44,8 @@ static cl::opt<std::string> DumpCacheDir("cache-dir", cl::value_desc("dir"),
                                          cl::desc("Compiled-kernel cache"),
                                          cl::sub(DumpCmd), cl::cat(DumpCat));
 
+static FusionFlags DumpKernelsFusion(DumpCmd, DumpCat);
+
 cl::SubCommand &dumpKernelsSubCommand() { return DumpCmd; }
 
 static StringRef kindName(PlanStep::Kind K) {
@@ -54,6 +60,16 @@ static StringRef kindName(PlanStep::Kind K) {
     return "copy";
   }
   return "?";
+}
+
+/// The plan's entry for fused group Id, or null.
+static const PlanGroup *findGroup(const Plan &P, int64_t Id) {
+  if (Id < 0)
+    return nullptr;
+  for (const PlanGroup &G : P.Groups)
+    if (G.Id == Id)
+      return &G;
+  return nullptr;
 }
 
 static Error writeFile(StringRef Path, StringRef Text) {
@@ -71,6 +87,8 @@ int runDumpKernelsCommand() {
   Opts.Shapes.assign(DumpShapes.begin(), DumpShapes.end());
   Opts.Arch = DumpArch;
   Opts.CacheDir = DumpCacheDir;
+  Opts.NoFusion = DumpKernelsFusion.noFusion();
+  Opts.DisabledFusions = DumpKernelsFusion.disabledFusions();
   Opts.Progress = progressStream();
   Expected<std::shared_ptr<CompiledModel>> M =
       loadOrCompileModel(DumpModel, Opts);
@@ -87,6 +105,13 @@ int runDumpKernelsCommand() {
     std::string Text;
     raw_string_ostream OS(Text);
     OS << "// kernel " << K.Name << "\n";
+    if (const PlanGroup *G = findGroup(P, K.GroupId))
+      OS << "// group " << G->Id << " (" << G->Kind << ", runs as " << G->RunsAs
+         << ")\n";
+    else if (K.GroupId >= 0)
+      OS << "// group " << K.GroupId << "\n";
+    else
+      OS << "// group: none (one unfused node)\n";
     OS << "// nodes: ";
     for (size_t I = 0; I < K.NodeNames.size(); ++I)
       OS << (I ? ", " : "") << "'" << K.NodeNames[I] << "'";
@@ -110,9 +135,23 @@ int runDumpKernelsCommand() {
      << P.Arch << "), in order\n";
   OS << "# arena " << P.ArenaBytes << " bytes (naive " << P.NaiveArenaBytes
      << "), weights " << P.Weights.size() << " bytes\n";
+  FusionReport Report = fusionReportFromPlan(P, nullptr);
+  OS << "# " << Report.Groups.size() << " fused groups\n";
+  for (const FusionReportGroup &G : Report.Groups)
+    OS << formatv("group {0}  {1}  {2}  steps {3}  nodes {4}\n", G.Id, G.Kind,
+                  G.RunsAs,
+                  join(map_range(G.Steps,
+                                 [](const FusionReportStep &S) {
+                                   return std::to_string(S.Index);
+                                 }),
+                       ","),
+                  join(G.Members, ", "));
+  OS << "# step  kind      group  kernel file  label\n";
   for (size_t I = 0; I < P.Steps.size(); ++I) {
     const PlanStep &S = P.Steps[I];
-    OS << formatv("{0,4}  {1,-8}  ", I, kindName(S.K));
+    OS << formatv("{0,4}  {1,-8}  {2,5}  ", I, kindName(S.K),
+                  S.GroupId >= 0 ? std::to_string(S.GroupId)
+                                 : std::string("-"));
     if (S.K == PlanStep::Kind::Kernel)
       OS << Files[S.Index] << "  ";
     OS << S.Label << "\n";

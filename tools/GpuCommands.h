@@ -8,7 +8,10 @@
 #ifndef SOLDER_TOOLS_GPUCOMMANDS_H
 #define SOLDER_TOOLS_GPUCOMMANDS_H
 
+#include "frontend/OnnxImporter.h"
+#include "ir/Graph.h"
 #include "solder/Solder.h"
+#include "tools/FusionReport.h"
 #include "llvm/Support/CommandLine.h"
 #include <memory>
 #include <string>
@@ -22,6 +25,8 @@ llvm::cl::SubCommand &benchSubCommand();
 int runBenchCommand();
 llvm::cl::SubCommand &dumpKernelsSubCommand();
 int runDumpKernelsCommand();
+llvm::cl::SubCommand &compareSubCommand();
+int runCompareCommand();
 
 struct ModelLoadOptions {
   std::vector<std::string> Shapes; ///< --shape NAME=DIMS
@@ -29,6 +34,11 @@ struct ModelLoadOptions {
   std::string CacheDir;
   bool AllowTF32 = false;
   std::vector<std::string> DisabledPasses;
+  /// --no-fusion, --disable-fusion (see FusionFlags) and the hidden
+  /// --test-perturb-group of compare.
+  bool NoFusion = false;
+  std::vector<std::string> DisabledFusions;
+  int64_t PerturbGroupId = -1;
   /// Progress lines (stderr when it is a terminal), or null.
   llvm::raw_ostream *Progress = nullptr;
 };
@@ -36,6 +46,24 @@ struct ModelLoadOptions {
 /// Compiles MODEL.onnx or reads MODEL.plan (told apart by the plan magic).
 llvm::Expected<std::shared_ptr<CompiledModel>>
 loadOrCompileModel(llvm::StringRef Path, const ModelLoadOptions &Opts);
+
+/// A model compiled from ONNX together with the graph the pipeline left
+/// (FusedGroup nodes with their bodies, constants whole), for the commands
+/// that look inside the plan (compare).
+struct CompiledOnnxModel {
+  std::shared_ptr<CompiledModel> Model;
+  std::unique_ptr<Graph> CompiledGraph;
+  ImportOptions Import;
+};
+llvm::Expected<CompiledOnnxModel>
+compileOnnxModel(llvm::StringRef Path, const ModelLoadOptions &Opts);
+
+/// The fusion report of a plan: its fused groups (Plan::Groups, singles
+/// left out) with the steps that run them, and its rejected candidates.
+/// With G (the graph the plan was built from), a group of G the plan does
+/// not list is still reported, with the steps tagged with its id; so is a
+/// group id that only steps carry (kind "?").
+FusionReport fusionReportFromPlan(const Plan &P, const Graph *G);
 
 /// stderr when it is a terminal, else null.
 llvm::raw_ostream *progressStream();

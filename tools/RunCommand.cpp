@@ -83,6 +83,8 @@ static cl::opt<unsigned> RunShowValues("show-values", cl::init(8),
                                                 "each output to print"),
                                        cl::sub(RunCmd), cl::cat(RunCat));
 
+static FusionFlags RunFusion(RunCmd, RunCat);
+
 cl::SubCommand &runSubCommand() { return RunCmd; }
 
 static Expected<RandomOptions> randomOptions() {
@@ -143,6 +145,9 @@ static int runPlanCommand() {
     return reportError("a plan file runs on the cuda backend only (got "
                        "--backend " +
                        RunBackend + ")");
+  if (RunFusion.noFusion() || !RunFusion.disabledFusions().empty())
+    return reportError("--no-fusion and --disable-fusion do not apply to a "
+                       "plan file: its fusion was fixed by `solder compile`");
   if (!RunShapes.empty())
     return reportError("--shape does not apply to a plan file: its shapes "
                        "were fixed by `solder compile`");
@@ -294,8 +299,11 @@ int runRunCommand() {
       return reportError(std::move(E));
   }
 
+  if (Error E = RunFusion.check(**G))
+    return reportError(std::move(E));
   PipelineOptions PO;
   PO.DisabledPasses.assign(RunDisabled.begin(), RunDisabled.end());
+  RunFusion.apply(PO);
   if (Error E = (*B)->prepare(**G, PO, !RunNoOptimize))
     return reportError(std::move(E));
   Expected<std::vector<Tensor>> Outputs = (*B)->run(**G, Inputs);

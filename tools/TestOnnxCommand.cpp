@@ -60,6 +60,8 @@ static cl::opt<bool> TestNoOptimize("no-optimize",
                                              "without the pass pipeline"),
                                     cl::sub(TestOnnxCmd), cl::cat(TestOnnxCat));
 
+static FusionFlags TestFusion(TestOnnxCmd, TestOnnxCat);
+
 cl::SubCommand &testOnnxSubCommand() { return TestOnnxCmd; }
 
 namespace {
@@ -274,6 +276,7 @@ static DataSetOutcome runDataSets(const TestCase &T,
     for (size_t I = 0; I < Inputs->size(); ++I)
       (*Inputs)[I] = adaptBF16((*Inputs)[I], GraphInputs[I]->dtype());
     PipelineOptions PO;
+    TestFusion.apply(PO);
     if (Error E = B.prepare(**G, PO, !TestNoOptimize)) {
       // A backend that needs static shapes (cuda) may take the graph once
       // the small integer inputs that decide shapes (axes, pads, sizes)

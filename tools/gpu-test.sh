@@ -5,6 +5,9 @@
 #      reference executor, 4 threads x 50 runs, CUDA graph vs eager steps,
 #      no allocation in steady state, plan recompilation), and the codegen
 #      tests;
+#   2b. `solder compare` on tests/data/fusion_chain.onnx (clean, with a
+#      perturbed group, with that group's fusion disabled) and the shared
+#      models;
 #   3. `solder test-onnx` on every suite of the ONNX tests, on the cuda and
 #      the reference backends: a test the reference passes must pass on cuda;
 #   4. `solder run --backend cuda` of each shared model against
@@ -71,6 +74,53 @@ for t in "$BUILD"/tests/solder_runtime_tests "$BUILD"/tests/solder_codegen_tests
     echo "FAIL $name"; FAILED+=("$name")
   fi
   grep -E "^\[  (FAILED|SKIPPED) |^\[ model|PASSED|tests ran" "$LOGS/$name.log" | head -40
+done
+
+step "solder compare: per-group check of fused plans"
+# A clean model passes; a perturbed group is named as the first failing
+# one (exit 1); --disable-fusion of that group passes again.
+CHAIN=tests/data/fusion_chain.onnx
+if "$SOLDER" compare "$CHAIN" --random-inputs > "$LOGS/compare-chain.log" 2>&1; then
+  echo "PASS compare $CHAIN"
+else
+  echo "FAIL compare $CHAIN"; FAILED+=("compare-chain"); tail -20 "$LOGS/compare-chain.log"
+fi
+GID=$("$SOLDER" dump-ir "$CHAIN" --fusion-report=json |
+      python3 -c 'import json,sys; g=json.load(sys.stdin)["groups"]; print(g[0]["id"] if g else "")')
+if [ -z "$GID" ]; then
+  echo "SKIP compare --test-perturb-group: no fused group in $CHAIN"
+else
+  "$SOLDER" compare "$CHAIN" --random-inputs --test-perturb-group "$GID" \
+    > "$LOGS/compare-perturbed.log" 2>&1
+  rc=$?
+  if [ $rc -eq 1 ] && grep -q "first failing group: group $GID " "$LOGS/compare-perturbed.log"; then
+    echo "PASS compare names perturbed group $GID"
+  else
+    echo "FAIL compare --test-perturb-group $GID (exit $rc)"; FAILED+=("compare-perturbed")
+    tail -20 "$LOGS/compare-perturbed.log"
+  fi
+  if "$SOLDER" compare "$CHAIN" --random-inputs --test-perturb-group "$GID" \
+       --disable-fusion "$GID" > "$LOGS/compare-disabled.log" 2>&1; then
+    echo "PASS compare --disable-fusion $GID"
+  else
+    echo "FAIL compare --disable-fusion $GID"; FAILED+=("compare-disabled")
+    tail -20 "$LOGS/compare-disabled.log"
+  fi
+fi
+for spec in "resnet10_dynamo.onnx" "squeezenet11_opset13.onnx" \
+            "mobilenetv2_050_opset17.onnx --shape N=2" \
+            "bert_mini_opset14.onnx --shape B=2 --shape S=32"; do
+  set -- $spec
+  m="$SHARED/models/$1"; shift
+  [ -f "$m" ] || continue
+  name=$(basename "$m" .onnx)
+  if timeout 600 "$SOLDER" compare "$m" "$@" --random-inputs \
+       --json "$LOGS/compare-$name.json" > "$LOGS/compare-$name.log" 2>&1; then
+    echo "PASS compare $name"
+  else
+    echo "FAIL compare $name"; FAILED+=("compare-$name")
+    grep -E "first failing|FAIL|error" "$LOGS/compare-$name.log" | head -10
+  fi
 done
 
 step "ONNX test suites on the GPU"

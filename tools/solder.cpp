@@ -1,6 +1,7 @@
 //===- solder.cpp - The solder command-line tool --------------------------===//
 //
-// `solder <command> [options]`: inspect, dump-ir, run, test-onnx. This file
+// `solder <command> [options]`: inspect, dump-ir, run, test-onnx (and,
+// with the CUDA toolkit, compile, bench, dump-kernels, compare). This file
 // only parses the command line and dispatches; each command is in its own
 // <Name>Command.cpp. Exit codes: 0 success, 1 test failures or numeric
 // mismatch, 2 bad usage, bad input or unsupported model.
@@ -21,14 +22,15 @@ using namespace solder;
 int main(int argc, char **argv) {
   InitLLVM X(argc, argv);
   const Command Commands[] = {
-      {&inspectSubCommand(), runInspectCommand},
-      {&dumpIrSubCommand(), runDumpIrCommand},
-      {&runSubCommand(), runRunCommand},
-      {&testOnnxSubCommand(), runTestOnnxCommand},
+    {&inspectSubCommand(), runInspectCommand},
+    {&dumpIrSubCommand(), runDumpIrCommand},
+    {&runSubCommand(), runRunCommand},
+    {&testOnnxSubCommand(), runTestOnnxCommand},
 #if SOLDER_HAVE_CUDA
-      {&compileSubCommand(), runCompileCommand},
-      {&benchSubCommand(), runBenchCommand},
-      {&dumpKernelsSubCommand(), runDumpKernelsCommand},
+    {&compileSubCommand(), runCompileCommand},
+    {&benchSubCommand(), runBenchCommand},
+    {&dumpKernelsSubCommand(), runDumpKernelsCommand},
+    {&compareSubCommand(), runCompareCommand},
 #endif
   };
   auto ListCommands = [&](raw_ostream &OS) {

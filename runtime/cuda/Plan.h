@@ -59,6 +59,8 @@ struct PlanKernel {
   unsigned DynamicSharedBytes = 0;
   std::vector<std::string> NodeNames;
   std::string Summary;
+  /// The fused group (FusedGroup id) the kernel implements, or -1.
+  int64_t GroupId = -1;
 };
 
 /// D = epilogue(alpha * op(A) op(B) + beta * C), column-major, in the form

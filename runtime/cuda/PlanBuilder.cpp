@@ -663,6 +663,7 @@ Error Builder::scheduleKernel(unsigned KI) {
   K.DynamicSharedBytes = GK.DynamicSharedBytes;
   K.NodeNames = GK.NodeNames;
   K.Summary = GK.Summary;
+  K.GroupId = GK.GroupId;
   ProtoStep S;
   S.K = PlanStep::Kind::Kernel;
   S.Index = P.Kernels.size();

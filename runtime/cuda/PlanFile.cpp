@@ -233,6 +233,7 @@ static std::string serializeMetadata(const Plan &P) {
     for (const std::string &N : K.NodeNames)
       W.str(N);
     W.str(K.Summary);
+    W.pod<int64_t>(K.GroupId);
   }
   W.pod<uint64_t>(P.Gemms.size());
   for (const GemmConfig &C : P.Gemms) {
@@ -500,6 +501,7 @@ Expected<Plan> deserializePlan(StringRef Bytes,
     for (uint64_t J = 0, M = R.count(8); J < M; ++J)
       K.NodeNames.push_back(R.str());
     K.Summary = R.str();
+    K.GroupId = R.pod<int64_t>();
     P.Kernels.push_back(std::move(K));
   }
   for (uint64_t I = 0, N = R.count(40); I < N && !R.Failed; ++I) {

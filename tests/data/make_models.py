@@ -9,6 +9,10 @@ Good models:
   two_outputs.onnx       x f32[2,3] -> "out/sum" (x+x) and "out:neg" (-x), names that
                          need sanitizing as file names
   int_bool.onnx          ids i64[3], flag bool[3] -> Gather from a table, Where
+  fusion_chain.onnx      x f32[1,3,8,8], skip f32[1,4,8,8] -> Conv(conv1) + Relu(relu1)
+                         (a contraction with an epilogue), Add(add1, residual
+                         skip) + Relu(relu2) (an elementwise chain) -> y; relu1's
+                         result also feeds Neg(neg1) -> side (a second user)
 Bad models (each must be refused with exit code 2 and a message naming the problem):
   empty.onnx, random_bytes.onnx, truncated.onnx, undefined_value.onnx, cycle.onnx,
   unknown_ops.onnx, reshape_impossible.onnx, short_raw_data.onnx,
@@ -98,6 +102,29 @@ def int_bool():
     return model(g)
 
 
+def fusion_chain():
+    rng = np.random.default_rng(1)
+    w = numpy_helper.from_array(
+        rng.standard_normal((4, 3, 3, 3)).astype(np.float32), "w")
+    b = numpy_helper.from_array(rng.standard_normal(4).astype(np.float32), "b")
+    nodes = [
+        helper.make_node("Conv", ["x", "w", "b"], ["c"], name="conv1",
+                         pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c"], ["r"], name="relu1"),
+        helper.make_node("Add", ["r", "skip"], ["a"], name="add1"),
+        helper.make_node("Relu", ["a"], ["y"], name="relu2"),
+        helper.make_node("Neg", ["r"], ["side"], name="neg1"),
+    ]
+    g = helper.make_graph(
+        nodes, "fusion_chain",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8]),
+         helper.make_tensor_value_info("skip", TensorProto.FLOAT, [1, 4, 8, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 8, 8]),
+         helper.make_tensor_value_info("side", TensorProto.FLOAT, [1, 4, 8, 8])],
+        [w, b])
+    return model(g)
+
+
 def simple_graph(nodes, inputs, outputs, inits=(), name="bad"):
     return model(helper.make_graph(nodes, name, inputs, outputs, list(inits)))
 
@@ -110,6 +137,7 @@ def main():
     save(tiny_mlp(), "tiny_mlp.onnx")
     save(two_outputs(), "two_outputs.onnx")
     save(int_bool(), "int_bool.onnx")
+    save(fusion_chain(), "fusion_chain.onnx")
 
     # Not a model at all.
     save_bytes("empty.onnx", b"")

@@ -46,11 +46,14 @@ TEST(PlanFileTest, RoundTripIsExact) {
   ASSERT_FALSE(P.Kernels.empty());
   for (const PlanKernel &K : P.Kernels)
     EXPECT_FALSE(K.Cubin.empty()) << K.Name;
+  P.Kernels.back().GroupId = 7; // a fused group's kernel keeps its id
   std::string Bytes = serializePlan(P);
   llvm::Expected<Plan> Back = deserializePlan(Bytes);
   ASSERT_TRUE(bool(Back)) << llvm::toString(Back.takeError());
   EXPECT_EQ(serializePlan(*Back), Bytes);
   EXPECT_EQ(Back->Arch, "sm_90");
+  EXPECT_EQ(Back->Kernels.back().GroupId, 7);
+  EXPECT_EQ(Back->Kernels.front().GroupId, P.Kernels.front().GroupId);
   EXPECT_EQ(Back->Weights, P.Weights);
   EXPECT_EQ(Back->Steps.size(), P.Steps.size());
   EXPECT_EQ(Back->ArenaBytes, P.ArenaBytes);

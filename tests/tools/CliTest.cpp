@@ -7,12 +7,17 @@
 //
 //===----------------------------------------------------------------------===//
 #include "llvm/ADT/SmallString.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "gtest/gtest.h"
+#include <algorithm>
 #include <cstdio>
+#include <optional>
+#include <set>
 #include <string>
 #include <sys/wait.h>
 #include <vector>
@@ -330,6 +335,274 @@ TEST(CliTest, TestOnnxOnSharedSuite) {
   EXPECT_EQ(R.Code, 0) << R.Out << R.Err;
   EXPECT_TRUE(StringRef(R.Out).endswith("1 passed, 0 failed, 0 skipped\n"))
       << R.Out;
+}
+
+//===----------------------------------------------------------------------===//
+// Fusion on the command line: --no-fusion, --disable-fusion,
+// --fusion-report, dump-kernels headers, compare.
+//===----------------------------------------------------------------------===//
+
+/// The parsed JSON of a --fusion-report=json run (null on failure, with
+/// the reason added to the test's failures).
+std::optional<json::Value> reportJson(const CliResult &R) {
+  EXPECT_EQ(R.Code, 0) << R.Err;
+  Expected<json::Value> V = json::parse(R.Out);
+  if (!V) {
+    ADD_FAILURE() << toString(V.takeError()) << "\n" << R.Out;
+    return std::nullopt;
+  }
+  return std::move(*V);
+}
+
+/// (id, members) of each group of a JSON report.
+std::vector<std::pair<int64_t, std::vector<std::string>>>
+groupsOf(const json::Value &Report) {
+  std::vector<std::pair<int64_t, std::vector<std::string>>> Out;
+  const json::Array *Groups = Report.getAsObject()->getArray("groups");
+  EXPECT_TRUE(Groups);
+  for (const json::Value &G : Groups ? *Groups : json::Array()) {
+    const json::Object *O = G.getAsObject();
+    std::vector<std::string> Members;
+    for (const json::Value &M : *O->getArray("members"))
+      Members.push_back(M.getAsString()->str());
+    Out.push_back({*O->getInteger("id"), Members});
+  }
+  return Out;
+}
+
+TEST(CliFusion, DumpIrFusionReportText) {
+  CliResult R =
+      runSolder({"dump-ir", dataPath("fusion_chain.onnx"), "--fusion-report"});
+  ASSERT_EQ(R.Code, 0) << R.Err;
+  // The report replaces the IR on stdout.
+  EXPECT_TRUE(contains(R.Out, " fused group")) << R.Out;
+  EXPECT_TRUE(contains(R.Out, "not fused\n")) << R.Out;
+  EXPECT_FALSE(contains(R.Out, "graph \"")) << R.Out;
+  // Every group line names how it runs: dump-ir plans nothing.
+  SmallVector<StringRef, 8> Lines;
+  StringRef(R.Out).split(Lines, '\n');
+  for (StringRef Line : Lines) {
+    if (Line.startswith("group ")) {
+      EXPECT_TRUE(Line.contains("not planned (dump-ir)")) << Line.str();
+    }
+  }
+  // With -o the IR still goes to the file.
+  TempDir Tmp;
+  CliResult WithIr = runSolder({"dump-ir", dataPath("fusion_chain.onnx"),
+                                "--fusion-report", "-o", Tmp.path("out.ir")});
+  ASSERT_EQ(WithIr.Code, 0) << WithIr.Err;
+  EXPECT_EQ(WithIr.Out, R.Out);
+  EXPECT_TRUE(contains(readFile(Tmp.path("out.ir")), "Conv")) << WithIr.Err;
+  CliResult Bad = runSolder(
+      {"dump-ir", dataPath("fusion_chain.onnx"), "--fusion-report=xml"});
+  EXPECT_EQ(Bad.Code, 2);
+  EXPECT_TRUE(contains(Bad.Err, "expected text or json")) << Bad.Err;
+}
+
+TEST(CliFusion, DumpIrFusionReportJson) {
+  std::optional<json::Value> V = reportJson(runSolder(
+      {"dump-ir", dataPath("fusion_chain.onnx"), "--fusion-report=json"}));
+  ASSERT_TRUE(V);
+  const json::Object *Root = V->getAsObject();
+  ASSERT_TRUE(Root);
+  const json::Array *Groups = Root->getArray("groups");
+  const json::Array *Rejected = Root->getArray("rejected");
+  ASSERT_TRUE(Groups && Rejected) << R"(expected "groups" and "rejected")";
+  std::set<std::string> Nodes = {"conv1", "relu1", "add1", "relu2", "neg1"};
+  int64_t LastId = -1;
+  for (const json::Value &G : *Groups) {
+    const json::Object *O = G.getAsObject();
+    ASSERT_TRUE(O);
+    EXPECT_EQ(O->getString("runs_as").getValueOr(""), "not planned (dump-ir)");
+    ASSERT_TRUE(O->getInteger("id"));
+    EXPECT_GT(*O->getInteger("id"), LastId) << "groups are listed by id";
+    LastId = *O->getInteger("id");
+    ASSERT_TRUE(O->getArray("members"));
+    for (const json::Value &M : *O->getArray("members"))
+      EXPECT_TRUE(Nodes.count(M.getAsString()->str())) << "unknown member";
+  }
+  for (const json::Value &D : *Rejected) {
+    const json::Object *O = D.getAsObject();
+    ASSERT_TRUE(O && O->getString("pass") && O->getString("reason"));
+    EXPECT_FALSE(O->getString("reason")->empty());
+  }
+}
+
+TEST(CliFusion, NoFusionAndDisableFusionReachThePipeline) {
+  std::string Model = dataPath("fusion_chain.onnx");
+  std::optional<json::Value> Default =
+      reportJson(runSolder({"dump-ir", Model, "--fusion-report=json"}));
+  std::optional<json::Value> None = reportJson(
+      runSolder({"dump-ir", Model, "--fusion-report=json", "--no-fusion"}));
+  ASSERT_TRUE(Default && None);
+  // --no-fusion: no group, no fusion pass ran to reject anything.
+  EXPECT_TRUE(groupsOf(*None).empty());
+  EXPECT_TRUE(None->getAsObject()->getArray("rejected")->empty());
+  CliResult NoneIr = runSolder({"dump-ir", Model, "--no-fusion"});
+  ASSERT_EQ(NoneIr.Code, 0) << NoneIr.Err;
+  EXPECT_FALSE(contains(NoneIr.Out, "FusedGroup")) << NoneIr.Out;
+
+  // A node name the model lacks is refused; any group id is accepted (ids
+  // exist only after fusion; one no group has disables nothing).
+  CliResult Unknown =
+      runSolder({"dump-ir", Model, "--disable-fusion", "no_such_node"});
+  EXPECT_EQ(Unknown.Code, 2);
+  EXPECT_TRUE(contains(Unknown.Err, "--disable-fusion 'no_such_node': the "
+                                    "model has no node of that name"))
+      << Unknown.Err;
+  CliResult UnknownId = runSolder(
+      {"dump-ir", Model, "--disable-fusion", "987654", "--fusion-report=json"});
+  std::optional<json::Value> SameAsDefault = reportJson(UnknownId);
+  ASSERT_TRUE(SameAsDefault);
+  EXPECT_EQ(groupsOf(*SameAsDefault), groupsOf(*Default));
+
+  auto Groups = groupsOf(*Default);
+  if (Groups.empty())
+    GTEST_SKIP() << "no fusion pass formed a group on this branch: the "
+                    "group-specific half needs the fusion passes";
+  // Disabling a group by one of its member names: no group holds that
+  // node any more; the other groups stay.
+  std::string Member = Groups[0].second.front();
+  std::optional<json::Value> ByName = reportJson(runSolder(
+      {"dump-ir", Model, "--fusion-report=json", "--disable-fusion", Member}));
+  ASSERT_TRUE(ByName);
+  for (const auto &G : groupsOf(*ByName))
+    EXPECT_EQ(std::count(G.second.begin(), G.second.end(), Member), 0)
+        << "group " << G.first << " still holds '" << Member << "'";
+  // By id: that group's member set is gone.
+  std::optional<json::Value> ById = reportJson(
+      runSolder({"dump-ir", Model, "--fusion-report=json", "--disable-fusion",
+                 std::to_string(Groups[0].first)}));
+  ASSERT_TRUE(ById);
+  for (const auto &G : groupsOf(*ById))
+    EXPECT_NE(G.second, Groups[0].second);
+}
+
+/// Runs a GPU-toolkit command; false (and skips) when this build lacks it.
+bool haveGpuCommands() {
+  CliResult R = runSolder({"compare", "--help"});
+  return R.Code == 0;
+}
+
+TEST(CliFusion, CompileFusionReportJson) {
+  if (!haveGpuCommands())
+    GTEST_SKIP() << "built without the CUDA toolkit";
+  TempDir Tmp;
+  CliResult R = runSolder({"compile", dataPath("fusion_chain.onnx"), "-o",
+                           Tmp.path("m.plan"), "--fusion-report=json"});
+  std::optional<json::Value> V = reportJson(R);
+  ASSERT_TRUE(V);
+  // The summary moved to stderr so stdout is only the report.
+  EXPECT_TRUE(contains(R.Err, "wrote ")) << R.Err;
+  for (const json::Value &G : *V->getAsObject()->getArray("groups")) {
+    const json::Object *O = G.getAsObject();
+    EXPECT_NE(O->getString("runs_as").getValueOr(""), "not planned (dump-ir)");
+    EXPECT_FALSE(O->getArray("steps")->empty())
+        << "group " << *O->getInteger("id") << " has no steps";
+  }
+  CliResult Text = runSolder({"compile", dataPath("fusion_chain.onnx"), "-o",
+                              Tmp.path("m.plan"), "--fusion-report"});
+  ASSERT_EQ(Text.Code, 0) << Text.Err;
+  EXPECT_TRUE(contains(Text.Out, "wrote ")) << Text.Out;
+  EXPECT_TRUE(contains(Text.Out, " fused group")) << Text.Out;
+  // Fusion flags do not apply to a compiled plan.
+  CliResult OnPlan = runSolder(
+      {"compile", Tmp.path("m.plan"), "-o", Tmp.path("n.plan"), "--no-fusion"});
+  EXPECT_EQ(OnPlan.Code, 2);
+  EXPECT_TRUE(contains(OnPlan.Err, "do not apply to a plan file"))
+      << OnPlan.Err;
+}
+
+TEST(CliFusion, DumpKernelsHeadersNameGroupsAndNodes) {
+  if (!haveGpuCommands())
+    GTEST_SKIP() << "built without the CUDA toolkit";
+  TempDir Tmp;
+  CliResult R = runSolder(
+      {"dump-kernels", dataPath("fusion_chain.onnx"), "-o", Tmp.path("k")});
+  ASSERT_EQ(R.Code, 0) << R.Err;
+  std::string Index = readFile(Tmp.path("k/index.txt"));
+  EXPECT_TRUE(contains(Index, " fused groups\n")) << Index;
+  EXPECT_TRUE(contains(Index, "# step  kind      group")) << Index;
+  std::error_code EC;
+  std::set<std::string> Named;
+  unsigned Kernels = 0;
+  for (sys::fs::directory_iterator It(Tmp.path("k"), EC), End; It != End && !EC;
+       It.increment(EC)) {
+    if (!StringRef(It->path()).endswith(".cu"))
+      continue;
+    ++Kernels;
+    std::string Text = readFile(It->path());
+    StringRef Header = StringRef(Text).split("\n\n").first;
+    EXPECT_TRUE(contains(Header, "\n// group")) << Header.str();
+    EXPECT_TRUE(contains(Header, "\n// launch: grid")) << Header.str();
+    for (const char *N : {"conv1", "relu1", "add1", "relu2", "neg1"})
+      if (contains(Header, std::string("'") + N + "'"))
+        Named.insert(N);
+    // A fused kernel's group is listed in the index.
+    StringRef GroupLine = Header.substr(Header.find("// group"));
+    GroupLine = GroupLine.take_until([](char C) { return C == '\n'; });
+    int64_t Id;
+    if (!GroupLine.consume_front("// group ") ||
+        GroupLine.take_while(isDigit).getAsInteger(10, Id))
+      continue;
+    EXPECT_TRUE(contains(Index, "group " + std::to_string(Id) + " "))
+        << "group " << Id << " missing from index.txt:\n"
+        << Index;
+  }
+  EXPECT_GT(Kernels, 0u);
+  // Every node a generated kernel implements is named in its header
+  // (these never become library calls, fused or not).
+  for (const char *N : {"add1", "relu2", "neg1"})
+    EXPECT_TRUE(Named.count(N)) << "node '" << N << "' in no kernel header";
+}
+
+TEST(CliFusion, CompareNeedsAGpu) {
+  if (!haveGpuCommands())
+    GTEST_SKIP() << "built without the CUDA toolkit";
+  CliResult R =
+      runSolder({"compare", dataPath("fusion_chain.onnx"), "--random-inputs"});
+  if (R.Code != 2 || !contains(R.Err, "no CUDA device"))
+    GTEST_SKIP() << "a GPU is present (CompareFindsPerturbedGroup covers it)";
+  EXPECT_TRUE(contains(R.Err, "error: solder compare runs the model on a GPU: "
+                              "no CUDA device"))
+      << R.Err;
+  EXPECT_TRUE(R.Out.empty()) << R.Out;
+}
+
+// On a GPU: the whole model passes; a perturbed group is named as the
+// first failing one; disabling that group's fusion makes it pass again.
+TEST(CliFusion, CompareFindsPerturbedGroup) {
+  if (!haveGpuCommands())
+    GTEST_SKIP() << "built without the CUDA toolkit";
+  std::string Model = dataPath("fusion_chain.onnx");
+  TempDir Tmp;
+  CliResult Clean = runSolder(
+      {"compare", Model, "--random-inputs", "--json", Tmp.path("clean.json")});
+  if (Clean.Code == 2 && contains(Clean.Err, "no CUDA device"))
+    GTEST_SKIP() << "no GPU";
+  ASSERT_EQ(Clean.Code, 0) << Clean.Out << Clean.Err;
+  EXPECT_TRUE(contains(Clean.Out, "checked groups within tolerance"))
+      << Clean.Out;
+  Expected<json::Value> J = json::parse(readFile(Tmp.path("clean.json")));
+  ASSERT_TRUE(bool(J)) << toString(J.takeError());
+  EXPECT_TRUE(J->getAsObject()->getBoolean("pass").getValueOr(false));
+
+  std::optional<json::Value> Report =
+      reportJson(runSolder({"dump-ir", Model, "--fusion-report=json"}));
+  ASSERT_TRUE(Report);
+  auto Groups = groupsOf(*Report);
+  if (Groups.empty())
+    GTEST_SKIP() << "no fused group to perturb on this branch";
+  std::string Id = std::to_string(Groups[0].first);
+  CliResult Bad = runSolder(
+      {"compare", Model, "--random-inputs", "--test-perturb-group", Id});
+  EXPECT_EQ(Bad.Code, 1) << Bad.Out << Bad.Err;
+  EXPECT_TRUE(contains(Bad.Out, "first failing group: group " + Id + " "))
+      << Bad.Out;
+  CliResult Off =
+      runSolder({"compare", Model, "--random-inputs", "--test-perturb-group",
+                 Id, "--disable-fusion", Id});
+  EXPECT_EQ(Off.Code, 0) << Off.Out << Off.Err;
 }
 
 } // namespace
