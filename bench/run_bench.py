@@ -180,6 +180,8 @@ def main():
     ap.add_argument("--no-torch-compile", action="store_true")
     ap.add_argument("--no-check", action="store_true")
     ap.add_argument("--no-compile-time", action="store_true")
+    ap.add_argument("--compare", action="store_true",
+                    help="also run `solder compare` on each batch-1 model")
     ap.add_argument("--no-torch", action="store_true",
                     help="solder only (e.g. the BatchNorm-kept export)")
     ap.add_argument("--time-budget", type=float, default=420.0,
@@ -240,6 +242,24 @@ def main():
                     f"{tflops:.1f} TFLOP/s with the graph, "
                     f"{100 * tflops / FP32_PEAK_TFLOPS:.0f}% of the "
                     f"{FP32_PEAK_TFLOPS:.0f} TFLOP/s fp32 (non-tensor-core) peak")
+                if a.compare and batch == 1:
+                    # Per-group check of the fused plan (solder compare).
+                    try:
+                        out = run([solder, "compare", path, "--random-inputs",
+                                   "--cache-dir", cache], timeout=900)
+                        row["compare"] = "pass"
+                    except RuntimeError as e:
+                        out = str(e)
+                        row["compare"] = "FAIL"
+                    summary = [l for l in out.splitlines()
+                               if "group" in l.lower() and ("PASS" in l or
+                                                            "FAIL" in l)]
+                    worst = [l for l in out.splitlines() if "first failing"
+                             in l or "outputs" in l.lower()]
+                    notes.append(f"{tag}: solder compare {row['compare']}: "
+                                 f"{len(summary)} group lines; "
+                                 + "; ".join(worst[-4:]))
+                    log(out[-3000:])
                 if not a.no_check:
                     err = solder_check(solder, path,
                                        os.path.join(work, f"check_{name}"),
@@ -317,7 +337,8 @@ def main():
             json.dump(rows, f, indent=1)
     shutil.rmtree(work, ignore_errors=True)
     bad = [r for r in rows
-           if r.get("max_rel_err", 0) > 1e-4 or "solder_error" in r]
+           if r.get("max_rel_err", 0) > 1e-4 or "solder_error" in r
+           or r.get("compare") == "FAIL"]
     return 1 if bad else 0
 
 

@@ -349,9 +349,30 @@ llvm::Expected<std::string> FusedValueEmitter::compute(const Value *V,
     if (T->numElements() == 1)
       if (auto L = scalarLiteral(V))
         return *L;
-    return error(nullptr, "constant '" + V->name() + "' of type " +
-                              typeToString(V->type()) +
-                              " cannot be baked into a fused kernel");
+    // A small non-scalar constant read as data (the body holds small
+    // integer constants; see ir/FusedGroup.h): a table in the kernel.
+    DType D = T->dtype();
+    if (D == DType::F16 || D == DType::BF16 || T->numElements() > 4096)
+      return error(nullptr, "constant '" + V->name() + "' of type " +
+                                typeToString(V->type()) +
+                                " cannot be baked into a fused kernel");
+    std::string Table = "ctab_" + std::to_string(Tables.size());
+    auto [It, New] = Tables.try_emplace(V, Table);
+    if (New) {
+      std::string Text = "static __device__ const " + P.storageType(D) +
+                         " " + Table + "[" +
+                         std::to_string(T->numElements()) + "] = {";
+      for (int64_t I = 0; I < T->numElements(); ++I)
+        Text += (I ? ", " : "") +
+                storageLiteral(D, isInteger(D) ? double(T->getInt64(I))
+                                               : T->getDouble(I));
+      P.declare(Table, Text + "};");
+    }
+    std::string Name = P.uniqueName("x");
+    P.line("const " + computeTypeName(D) + " " + Name + " = " +
+           loadExpr(D, It->second + "[" + offsetOf(V, C) + "]") + ";");
+    remember(V, C, Name);
+    return Name;
   }
   const Node *N = V->producer();
   if (!N || !Computable.count(N))

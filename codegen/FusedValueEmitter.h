@@ -137,6 +137,8 @@ private:
   const Node &Group;
   llvm::DenseSet<const Node *> Computable;
   llvm::DenseMap<const Value *, std::string> Params;
+  /// Non-scalar constants baked in as tables, by value.
+  llvm::DenseMap<const Value *, std::string> Tables;
   struct Scope {
     std::map<Key, std::string> Values;
     std::map<std::string, std::string> Linear;

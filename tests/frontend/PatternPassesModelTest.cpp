@@ -41,6 +41,7 @@ std::unique_ptr<Graph> compile(const ModelCase &C, bool Disable) {
     return nullptr;
   }
   PipelineOptions PO;
+  PO.NoFusion = true; // counts ops, which fused groups would hide
   PO.VerifyEachPass = true;
   if (Disable)
     PO.DisabledPasses.push_back(C.Pass);
