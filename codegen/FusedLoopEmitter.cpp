@@ -108,6 +108,10 @@ emitFusedKernel(const Node &Group, llvm::ArrayRef<const Node *> Nodes,
     FusionKind F = getOpInfo(N->kind()).Fusion;
     Vector &= (F == FusionKind::Elementwise || F == FusionKind::Broadcast) &&
               N->kind() != OpKind::BatchNormalization;
+    // A non-scalar constant is a table indexed by the element's position,
+    // which the lane loop does not have.
+    for (const Value *O : N->operands())
+      Vector &= !O || !O->constant() || O->constant()->numElements() <= 1;
   }
   for (const Value *V : OutBody)
     Vector &= dtypeSize(V->dtype()) == ElemSize;

@@ -663,3 +663,26 @@ TEST(FusedModels, EveryNodeAsItsOwnGroupCompiles) {
 }
 
 } // namespace
+
+TEST(FusedLoop, ConstantTablesAreNotVectorized) {
+  // Found on the GPU: a body constant read as data was indexed by the
+  // vector lane instead of the element.
+  auto G = solder::parseGraph(R"(graph "g" opset 17 {
+  input %x : i64[2,2]
+  %y = FusedGroup(%x) {id = 0, kind = "loop", members = ["a", "m"]} : i64[2,2] body graph "g0" opset 17 {
+    input %x : i64[2,2]
+    const %c : i64[2,2] = [1, 2, 3, 4]
+    %a = Add(%x, %c) : i64[2,2] @"a"
+    %y = Mul(%x, %a) : i64[2,2] @"m"
+    output %y
+  }
+  output %y
+})");
+  ASSERT_TRUE(bool(G)) << llvm::toString(G.takeError());
+  auto K = solder::emitGraphKernels(**G);
+  ASSERT_TRUE(bool(K)) << llvm::toString(K.takeError());
+  ASSERT_EQ(K->size(), 1u);
+  EXPECT_EQ((*K)[0].Source.find("uint4"), std::string::npos) << (*K)[0].Source;
+  EXPECT_NE((*K)[0].Source.find("ctab_0[i]"), std::string::npos)
+      << (*K)[0].Source;
+}
