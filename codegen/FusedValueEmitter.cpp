@@ -359,13 +359,13 @@ llvm::Expected<std::string> FusedValueEmitter::compute(const Value *V,
     std::string Table = "ctab_" + std::to_string(Tables.size());
     auto [It, New] = Tables.try_emplace(V, Table);
     if (New) {
-      std::string Text = "static __device__ const " + P.storageType(D) +
-                         " " + Table + "[" +
-                         std::to_string(T->numElements()) + "] = {";
+      std::string Text = "static __device__ const " + P.storageType(D) + " " +
+                         Table + "[" + std::to_string(T->numElements()) +
+                         "] = {";
       for (int64_t I = 0; I < T->numElements(); ++I)
-        Text += (I ? ", " : "") +
-                storageLiteral(D, isInteger(D) ? double(T->getInt64(I))
-                                               : T->getDouble(I));
+        Text += (I ? ", " : "") + storageLiteral(D, isInteger(D)
+                                                        ? double(T->getInt64(I))
+                                                        : T->getDouble(I));
       P.declare(Table, Text + "};");
     }
     std::string Name = P.uniqueName("x");

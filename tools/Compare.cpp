@@ -101,6 +101,8 @@ ErrorStats measureErrors(const Tensor &Actual, const Tensor &Expected) {
   }
   for (int64_t I = 0, N = Actual.numElements(); I < N; ++I) {
     double A = Actual.getDouble(I), B = Expected.getDouble(I);
+    if (std::isfinite(B))
+      S.MaxRef = std::max(S.MaxRef, std::fabs(B));
     double Abs;
     if (std::isnan(A) || std::isnan(B))
       Abs = std::isnan(A) && std::isnan(B) ? 0 : INFINITY;

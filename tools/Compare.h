@@ -11,6 +11,7 @@
 
 #include "ir/Tensor.h"
 #include "tools/Tolerances.h"
+#include <cmath>
 #include <string>
 
 namespace solder {
@@ -32,6 +33,19 @@ CompareResult compareTensors(const Tensor &Actual, const Tensor &Expected,
 /// as an infinite error.
 struct ErrorStats {
   double MaxAbs = 0, MaxRel = 0;
+  /// max |b| over the finite elements of Expected: the tensor's scale.
+  double MaxRef = 0;
+  /// max |a - b| / max |b|: the error relative to the tensor's scale (the
+  /// figure model checks use; element-wise relative errors of values near
+  /// zero are dominated by summation order).
+  double scaled() const {
+    return MaxAbs == 0 ? 0 : MaxRef > 0 ? MaxAbs / MaxRef : INFINITY;
+  }
+  /// Within tolerance against the tensor's scale: MaxAbs <= ATol + RTol *
+  /// MaxRef.
+  bool withinScaled(double RTol, double ATol) const {
+    return MaxAbs <= ATol + RTol * MaxRef;
+  }
 };
 ErrorStats measureErrors(const Tensor &Actual, const Tensor &Expected);
 
