@@ -22,17 +22,7 @@ std::string list(int N, int Offset, bool Positive = false) {
 
 /// The reasons the pass noted, in order.
 std::vector<std::string> reasons(llvm::StringRef Text) {
-  auto G = parseOrDie(Text);
-  BatchNormFolding P;
-  DecisionLog Log;
-  if (!G || !P.run(*G, Log)) {
-    ADD_FAILURE() << "pass failed";
-    return {};
-  }
-  std::vector<std::string> R;
-  for (const DecisionRecord &D : Log.records())
-    R.push_back(D.Reason);
-  return R;
+  return noteReasons<BatchNormFolding>(Text);
 }
 
 /// Conv [1,4,5,5] -> BatchNormalization on 4 channels, the conv's result

@@ -6,27 +6,8 @@ using namespace solder;
 using namespace solder::test;
 
 namespace {
-/// The reasons the pass noted, in order.
-std::vector<std::string> reasons(llvm::StringRef Text) {
-  auto G = parseOrDie(Text);
-  NormRecognition P;
-  DecisionLog Log;
-  if (!G || !P.run(*G, Log)) {
-    ADD_FAILURE() << "pass failed";
-    return {};
-  }
-  std::vector<std::string> R;
-  for (const DecisionRecord &D : Log.records())
-    R.push_back(D.Reason);
-  return R;
-}
-
 void expectUnchanged(const char *Text, llvm::StringRef Reason) {
-  NormRecognition P;
-  auto [Changed, After] = runPassOn(P, Text);
-  EXPECT_FALSE(Changed);
-  EXPECT_EQ(After, canonical(Text));
-  EXPECT_EQ(reasons(Text), std::vector<std::string>{Reason.str()});
+  expectUnchangedWithReason<NormRecognition>(Text, Reason);
 }
 
 /// torch's legacy LayerNorm export over the last dim of f32[2,3,4].

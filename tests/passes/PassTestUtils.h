@@ -89,6 +89,35 @@ inline void expectRewriteKeepsFunction(Pass &P, llvm::StringRef Text,
   }
 }
 
+/// The reasons a fresh PassT noted on the graph in Text, in order.
+template <typename PassT>
+std::vector<std::string> noteReasons(llvm::StringRef Text) {
+  auto G = parseOrDie(Text);
+  if (!G)
+    return {};
+  PassT P;
+  DecisionLog Log;
+  llvm::Expected<bool> Changed = P.run(*G, Log);
+  if (!Changed) {
+    ADD_FAILURE() << "pass failed: " << llvm::toString(Changed.takeError());
+    return {};
+  }
+  std::vector<std::string> R;
+  for (const DecisionRecord &D : Log.records())
+    R.push_back(D.Reason);
+  return R;
+}
+
+/// PassT leaves Text as it is and notes exactly Reason.
+template <typename PassT>
+void expectUnchangedWithReason(llvm::StringRef Text, llvm::StringRef Reason) {
+  PassT P;
+  auto [Changed, After] = runPassOn(P, Text);
+  EXPECT_FALSE(Changed);
+  EXPECT_EQ(After, canonical(Text));
+  EXPECT_EQ(noteReasons<PassT>(Text), std::vector<std::string>{Reason.str()});
+}
+
 } // namespace test
 } // namespace solder
 
