@@ -1,24 +1,17 @@
 //===- EpilogueFusion.cpp - Contractions absorb their epilogue ------------===//
 #include "passes/EpilogueFusion.h"
 #include "ir/OpRegistry.h"
+#include "passes/PatternMatch.h"
 
 namespace solder {
 
 namespace {
 
-/// The single user of V, or null (several users, none, or a graph output
-/// that something else also needs).
-Node *singleUser(const Graph &G, const Value *V) {
-  if (V->uses().size() != 1 || G.isOutput(V))
-    return nullptr;
-  return V->uses()[0].User;
-}
-
 /// Whether following single-use elementwise links from V leads into a row
 /// reduction (which would rather take them as its prologue).
 bool flowsIntoReduction(const Graph &G, const Value *V) {
   for (unsigned Steps = 0; Steps < 64; ++Steps) {
-    Node *U = singleUser(G, V);
+    Node *U = soleUser(G, V);
     if (!U)
       return false;
     if (auto Mask = rowReductionAxes(*U))
@@ -77,7 +70,7 @@ llvm::Expected<bool> EpilogueFusion::run(Graph &G, DecisionLog &Log) {
     const Value *V = A->result(0);
     std::string Stop;
     while (true) {
-      Node *U = singleUser(G, V);
+      Node *U = soleUser(G, V);
       if (!U) {
         Stop = V->hasUses() ? "'" + V->name() + "' has a second user"
                             : "'" + V->name() + "' is a graph output";

@@ -33,11 +33,6 @@ struct GeluMatch {
   std::vector<Value *> Intermediates;
 };
 
-/// The node reading V, when V has exactly one use and is no graph output.
-Node *soleUser(const Graph &G, const Value *V) {
-  return hasSingleUse(G, V) ? V->uses().front().User : nullptr;
-}
-
 /// Notes node N (producing an intermediate) as part of the match.
 void take(GeluMatch &M, Node *N) {
   M.Nodes.push_back(N);

@@ -32,10 +32,6 @@ struct NormMatch {
   std::vector<Value *> Intermediates;
 };
 
-Node *soleUser(const Graph &G, const Value *V) {
-  return hasSingleUse(G, V) ? V->uses().front().User : nullptr;
-}
-
 void take(NormMatch &M, Node *N) {
   M.Nodes.push_back(N);
   M.Intermediates.push_back(N->result(0));

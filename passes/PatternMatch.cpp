@@ -26,6 +26,10 @@ bool hasSingleUse(const Graph &G, const Value *V) {
   return V->uses().size() == 1 && !G.isOutput(V);
 }
 
+Node *soleUser(const Graph &G, const Value *V) {
+  return hasSingleUse(G, V) ? V->uses().front().User : nullptr;
+}
+
 Value *operandBesideConst(const Node *N, double K, double Tol) {
   if (!N || N->numOperands() != 2)
     return nullptr;

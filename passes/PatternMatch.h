@@ -27,6 +27,8 @@ bool isConstScalar(const Value *V, double Expected, double Tol = 1e-4);
 /// V is read by exactly one operand and is not a graph output: a rewrite may
 /// delete its producer once that one user is replaced.
 bool hasSingleUse(const Graph &G, const Value *V);
+/// The node reading V when hasSingleUse(G, V), else null.
+Node *soleUser(const Graph &G, const Value *V);
 
 /// For a binary node N with a one-element constant operand within Tol of K,
 /// the other operand; null otherwise (also when N is null).
