@@ -24,6 +24,9 @@
 //                          cuDNN takes one symmetric pad per dim.
 //   matmul-broadcast-      GPU only: cuBLASLt's strided batch needs each
 //     legalization         operand fully batched or not batched.
+//   horizontal-matmul-     before epilogue-fusion, so the packed MatMul
+//     fusion               takes the packed bias as its epilogue and the
+//                          Slices it leaves are absorbed by their users.
 //   epilogue-fusion        last, on the final ops (after legalization, so a
 //                          group's anchor is what the library runs): each
 //                          contraction takes its elementwise chain.
@@ -44,6 +47,7 @@
 #include "passes/EpilogueFusion.h"
 #include "passes/FusionSupport.h"
 #include "passes/GeluRecognition.h"
+#include "passes/HorizontalMatMulFusion.h"
 #include "passes/IdentityElimination.h"
 #include "passes/LoopFusion.h"
 #include "passes/MatMulBroadcastLegalization.h"
@@ -85,6 +89,7 @@ std::vector<Stage> buildStages(const PipelineOptions &Opts,
   }
   if (!Opts.NoFusion) {
     S.emplace_back();
+    S.back().Passes.push_back(std::make_unique<HorizontalMatMulFusion>(Fusion));
     S.back().Passes.push_back(std::make_unique<EpilogueFusion>(Fusion));
     S.back().Passes.push_back(std::make_unique<LoopFusion>(Fusion));
   }

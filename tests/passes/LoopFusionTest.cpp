@@ -9,15 +9,11 @@ namespace {
 
 std::pair<bool, std::string> fuse(llvm::StringRef Text,
                                   std::vector<std::string> Disabled = {}) {
-  FusionState State(Disabled);
-  LoopFusion P(State);
-  return runPassOn(P, Text);
+  return runFusionPass<LoopFusion>(Text, std::move(Disabled));
 }
 
 void expectKeepsFunction(llvm::StringRef Text, llvm::StringRef MustContain) {
-  FusionState State({});
-  LoopFusion P(State);
-  expectRewriteKeepsFunction(P, Text, MustContain, 1e-6);
+  expectFusionKeepsFunction<LoopFusion>(Text, MustContain, 1e-6);
 }
 
 const char *Chain = R"(

@@ -5,6 +5,7 @@
 #include "ir/Parser.h"
 #include "ir/Printer.h"
 #include "ir/Verifier.h"
+#include "passes/FusionSupport.h"
 #include "passes/Pass.h"
 #include "runtime/reference/ReferenceExecutor.h"
 #include "gtest/gtest.h"
@@ -87,6 +88,25 @@ inline void expectRewriteKeepsFunction(Pass &P, llvm::StringRef Text,
     for (int64_t J = 0; J < A[I].numElements(); ++J)
       EXPECT_NEAR(A[I].data<float>()[J], B[I].data<float>()[J], Tol) << J;
   }
+}
+
+/// Runs a fusion pass (built on a FusionState with Disabled) on Text.
+template <typename PassT>
+std::pair<bool, std::string>
+runFusionPass(llvm::StringRef Text, std::vector<std::string> Disabled = {}) {
+  FusionState State(Disabled);
+  PassT P(State);
+  return runPassOn(P, Text);
+}
+
+/// A fusion pass rewrites Text keeping its function (see
+/// expectRewriteKeepsFunction).
+template <typename PassT>
+void expectFusionKeepsFunction(llvm::StringRef Text,
+                               llvm::StringRef MustContain, double Tol) {
+  FusionState State({});
+  PassT P(State);
+  expectRewriteKeepsFunction(P, Text, MustContain, Tol);
 }
 
 /// The reasons a fresh PassT noted on the graph in Text, in order.

@@ -86,6 +86,7 @@ TEST(Pipeline, PassNamesAreInPipelineOrder) {
                                        "batchnorm-folding",
                                        "conv-pad-legalization",
                                        "matmul-broadcast-legalization",
+                                       "horizontal-matmul-fusion",
                                        "epilogue-fusion",
                                        "loop-fusion"};
   EXPECT_EQ(pipelinePassNames(), Expected);

@@ -1,0 +1,98 @@
+//===- HorizontalMatMulFusionTest.cpp -------------------------------------===//
+#include "passes/HorizontalMatMulFusion.h"
+#include "PassTestUtils.h"
+
+using namespace solder;
+using namespace solder::test;
+
+namespace {
+
+std::pair<bool, std::string> fuse(llvm::StringRef Text,
+                                  std::vector<std::string> Disabled = {}) {
+  return runFusionPass<HorizontalMatMulFusion>(Text, std::move(Disabled));
+}
+
+/// Three projections of one activation, each with its bias (Q, K, V).
+const char *Qkv = R"(graph "g" opset 17 {
+  input %x : f32[2,3,4]
+  const %wq : f32[4,2] = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8]
+  const %wk : f32[4,2] = [-0.1, 0.2, -0.3, 0.4, -0.5, 0.6, -0.7, 0.8]
+  const %wv : f32[4,3] = [1, 0, 0, 0, 1, 0, 0, 0, 1, 0.5, 0.5, 0.5]
+  const %bq : f32[2] = [0.01, 0.02]
+  const %bk : f32[2] = [0.03, 0.04]
+  const %bv : f32[3] = [0.05, 0.06, 0.07]
+  %mq = MatMul(%x, %wq) : f32[2,3,2] @"q_mm"
+  %q = Add(%mq, %bq) : f32[2,3,2] @"q_add"
+  %mk = MatMul(%x, %wk) : f32[2,3,2] @"k_mm"
+  %k = Add(%bk, %mk) : f32[2,3,2] @"k_add"
+  %mv = MatMul(%x, %wv) : f32[2,3,3] @"v_mm"
+  %v = Add(%mv, %bv) : f32[2,3,3] @"v_add"
+  %r = Relu(%k) : f32[2,3,2] @"relu"
+  output %q
+  output %r
+  output %v
+})";
+
+/// Text with the first From replaced by To.
+std::string edit(std::string Text, const std::string &From,
+                 const std::string &To) {
+  size_t P = Text.find(From);
+  EXPECT_NE(P, std::string::npos) << From;
+  if (P != std::string::npos)
+    Text.replace(P, From.size(), To);
+  return Text;
+}
+
+size_t count(const std::string &S, const std::string &Sub) {
+  size_t N = 0;
+  for (size_t P = S.find(Sub); P != std::string::npos; P = S.find(Sub, P + 1))
+    ++N;
+  return N;
+}
+
+} // namespace
+
+TEST(HorizontalMatMulFusion, PacksSiblingProjectionsWithTheirBiases) {
+  auto [Changed, After] = fuse(Qkv);
+  EXPECT_TRUE(Changed);
+  EXPECT_EQ(count(After, "= MatMul("), 1u) << After;
+  EXPECT_EQ(count(After, "= Add("), 1u) << After;
+  EXPECT_EQ(count(After, "= Slice("), 3u) << After;
+  EXPECT_NE(After.find("f32[2,3,7]"), std::string::npos) << After;
+  EXPECT_NE(After.find("@\"q_mm+k_mm+v_mm\""), std::string::npos) << After;
+  expectFusionKeepsFunction<HorizontalMatMulFusion>(Qkv, "Slice(", 1e-6);
+}
+
+TEST(HorizontalMatMulFusion, LeavesMatMulsWithDifferentInputsAlone) {
+  // Negative twin: the three matmuls read different activations.
+  std::string Text = edit(Qkv, "input %x : f32[2,3,4]",
+                          "input %x : f32[2,3,4]\n  input %y : f32[2,3,4]");
+  Text = edit(Text, "MatMul(%x, %wk)", "MatMul(%y, %wk)");
+  Text = edit(Text, "MatMul(%x, %wv)", "MatMul(%y, %wv)");
+  // k and v still share %y: they pack, q stays alone.
+  auto [Changed, After] = fuse(Text);
+  EXPECT_TRUE(Changed);
+  EXPECT_EQ(count(After, "= MatMul("), 2u) << After;
+  EXPECT_NE(After.find("MatMul(%x, %wq)"), std::string::npos) << After;
+}
+
+TEST(HorizontalMatMulFusion, BiasOnSomeMembersOnlySplitsTheSet) {
+  // Negative twin: v has no bias, so it is not packed with q and k.
+  std::string Text = edit(Qkv, "%v = Add(%mv, %bv) : f32[2,3,3] @\"v_add\"",
+                          "%v = Relu(%mv) : f32[2,3,3] @\"v_relu\"");
+  auto [Changed, After] = fuse(Text);
+  EXPECT_TRUE(Changed);
+  EXPECT_NE(After.find("MatMul(%x, %wv)"), std::string::npos) << After;
+  EXPECT_EQ(count(After, "= Slice("), 2u) << After;
+}
+
+TEST(HorizontalMatMulFusion, RespectsDisabledMembers) {
+  // Negative twin: with k_mm disabled only q and v pack.
+  auto [Changed, After] = fuse(Qkv, {"k_mm"});
+  EXPECT_TRUE(Changed);
+  EXPECT_NE(After.find("MatMul(%x, %wk)"), std::string::npos) << After;
+  EXPECT_EQ(count(After, "= Slice("), 2u) << After;
+  // And nothing at all when two of three are disabled.
+  auto [Changed2, After2] = fuse(Qkv, {"k_mm", "v_mm"});
+  EXPECT_FALSE(Changed2);
+}
