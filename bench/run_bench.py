@@ -251,11 +251,16 @@ def main():
                     except RuntimeError as e:
                         out = str(e)
                         row["compare"] = "FAIL"
-                    summary = [l for l in out.splitlines()
-                               if "group" in l.lower() and ("PASS" in l or
-                                                            "FAIL" in l)]
+                    # One line per group: "ID KIND MAXABS REL PASS|FAIL ..."
+                    cmp_rows = [l.split() for l in out.splitlines()]
+                    summary = [r for r in cmp_rows if len(r) > 4 and
+                               r[0].isdigit() and r[4] in ("PASS", "FAIL")]
+                    worst_rel = max((float(r[3]) for r in summary),
+                                    default=0.0)
                     worst = [l for l in out.splitlines() if "first failing"
-                             in l or "outputs" in l.lower()]
+                             in l or "checked groups" in l or
+                             (l.startswith("output ") and "vs" in l)]
+                    worst.append(f"worst group err/max|ref| {worst_rel:.2e}")
                     notes.append(f"{tag}: solder compare {row['compare']}: "
                                  f"{len(summary)} group lines; "
                                  + "; ".join(worst[-4:]))

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "codegen/LibraryEpilogue.h"
 #include "ir/OpRegistry.h"
+#include "ir/StridedView.h"
 #include "ir/Tensor.h"
 #include <cstdio>
 
@@ -224,15 +225,21 @@ LibraryEpilogue matchLibraryEpilogue(const Node &Group) {
   std::vector<const Node *> Nodes;
   for (const auto &N : Body->nodes())
     Nodes.push_back(N.get());
-  // The anchor is the first node of a contraction group; anything else
-  // (a group the fusion passes did not build) runs entirely in the rest.
-  if (Nodes.empty() ||
-      getOpInfo(Nodes.front()->kind()).Fusion != FusionKind::Contraction) {
+  // The anchor is the first contraction of the body, after nothing but
+  // the layout ops a matmul reads through; anything else (a group the
+  // fusion passes did not build) runs entirely in the rest.
+  size_t AI = 0;
+  while (AI < Nodes.size() && isStridedViewOp(*Nodes[AI]))
+    ++AI;
+  if (AI == Nodes.size() ||
+      getOpInfo(Nodes[AI]->kind()).Fusion != FusionKind::Contraction ||
+      (AI > 0 && Nodes[AI]->kind() != OpKind::MatMul)) {
     E.Rest = Nodes;
     E.Description = "?";
     return E;
   }
-  const Node &A = *Nodes.front();
+  E.Prologue.assign(Nodes.begin(), Nodes.begin() + AI);
+  const Node &A = *Nodes[AI];
   E.Anchor = &A;
   E.LibraryResult = A.result(0);
   Library Lib = A.kind() == OpKind::Conv ? Library::CudnnConv
@@ -254,7 +261,7 @@ LibraryEpilogue matchLibraryEpilogue(const Node &Group) {
     M.BiasFree = !OwnBias;
     break;
   }
-  size_t Next = 1;
+  size_t Next = AI + 1;
   if (epilogueDType(A.result(0)->dtype())) {
     for (; Next < Nodes.size(); ++Next) {
       const Value *Prev = E.LibraryResult;
@@ -268,6 +275,22 @@ LibraryEpilogue matchLibraryEpilogue(const Node &Group) {
     }
   }
   E.Rest.assign(Nodes.begin() + Next, Nodes.end());
+  // A matmul writes through trailing layout ops when they are all that is
+  // left: a chain from the library's result to the group's result.
+  // Not with a residual: cuBLASLt reads C in D's layout.
+  if (A.kind() == OpKind::MatMul && !E.Rest.empty() && !E.Residual) {
+    const Value *V = E.LibraryResult;
+    bool Chain = true;
+    for (const Node *N : E.Rest) {
+      Chain = Chain && isStridedViewOp(*N) && N->kind() != OpKind::Slice &&
+              N->operand(0) == V && V->uses().size() == 1 && !Body->isOutput(V);
+      V = N->result(0);
+    }
+    if (Chain && Body->outputs().size() == 1 && Body->isOutput(V)) {
+      E.ResultLayout = E.Rest;
+      E.Rest.clear();
+    }
+  }
   E.Description = describe(E, Lib);
   return E;
 }

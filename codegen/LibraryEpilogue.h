@@ -53,6 +53,13 @@ struct LibraryEpilogue {
   /// beta 1, cuDNN's z with alpha2 1), or null.
   const Value *Residual = nullptr;
   EpilogueActivation Activation = EpilogueActivation::None;
+  /// Layout ops (ir/StridedView.h) between the group's operands and the
+  /// anchor's: the library reads its operands through them as strided
+  /// views (a matmul anchor only).
+  std::vector<const Node *> Prologue;
+  /// Layout ops from LibraryResult to the group's result: the library
+  /// writes its result through them (Rest is empty then).
+  std::vector<const Node *> ResultLayout;
   /// Body nodes the library call computes besides the anchor, in order.
   std::vector<const Node *> Absorbed;
   /// The body value the library call writes (the anchor's result, or the

@@ -1,6 +1,7 @@
 //===- EpilogueFusion.cpp - Contractions absorb their epilogue ------------===//
 #include "passes/EpilogueFusion.h"
 #include "ir/OpRegistry.h"
+#include "ir/StridedView.h"
 #include "passes/PatternMatch.h"
 
 namespace solder {
@@ -46,6 +47,88 @@ std::optional<std::string> cannotExtend(const FusionState &State, const Node &U,
   return std::nullopt;
 }
 
+/// The layout ops a matmul operand X is read through: the longest chain
+/// of single-use strided-view ops ending in X that forms a view of its
+/// source (outermost first).
+std::vector<Node *> operandLayoutChain(const Graph &G, const FusionState &State,
+                                       const Value *X) {
+  std::vector<Node *> Chain;
+  for (const Value *V = X; Chain.size() < 8;) {
+    Node *P = V->producer();
+    if (!P || !isStridedViewOp(*P) || State.isExcluded(*P) ||
+        !hasSingleUse(G, V))
+      break;
+    Chain.insert(Chain.begin(), P);
+    V = P->operand(0);
+  }
+  // Drop outer ops until the rest composes into one view.
+  for (size_t Start = 0; Start < Chain.size(); ++Start) {
+    std::optional<StridedView> View =
+        StridedView::contiguous(Chain[Start]->operand(0)->type().staticDims());
+    for (size_t I = Start; I < Chain.size() && View; ++I)
+      View = viewOfResult(*Chain[I], *View);
+    if (View)
+      return std::vector<Node *>(Chain.begin() + Start, Chain.end());
+  }
+  return {};
+}
+
+/// The layout ops after V that a matmul can write through (a Transpose
+/// and Reshape merging attention heads), each the single user of the last.
+std::vector<Node *> resultLayoutChain(const Graph &G, const FusionState &State,
+                                      const Value *V) {
+  std::vector<Node *> Chain;
+  while (Chain.size() < 8) {
+    Node *U = soleUser(G, V);
+    if (!U || !isStridedViewOp(*U) || U->kind() == OpKind::Slice ||
+        State.isExcluded(*U) || U->operand(0) != V)
+      break;
+    Chain.push_back(U);
+    V = U->result(0);
+  }
+  return Chain;
+}
+
+/// The view of a matmul operand read through Chain (or directly).
+std::optional<StridedView> readView(const Value *X,
+                                    llvm::ArrayRef<Node *> Chain) {
+  const Value *Src = Chain.empty() ? X : Chain.front()->operand(0);
+  std::optional<StridedView> V =
+      StridedView::contiguous(Src->type().staticDims());
+  for (Node *L : Chain)
+    if (V)
+      V = viewOfResult(*L, *V);
+  return V;
+}
+
+/// Whether the matmul Anchor can read its operands through Pro[0], Pro[1]
+/// and write through Res: cuBLASLt takes the views, and needs pointer
+/// arrays only when the epilogue is a plain scale (all it supports then).
+bool layoutsExpressible(const Node &Anchor, const Value *Result,
+                        llvm::ArrayRef<Node *> Pro0,
+                        llvm::ArrayRef<Node *> Pro1, llvm::ArrayRef<Node *> Res,
+                        bool ScaleOnly) {
+  auto A = readView(Anchor.operand(0), Pro0);
+  auto B = readView(Anchor.operand(1), Pro1);
+  const Value *Last = Res.empty() ? Result : Res.back()->result(0);
+  std::optional<StridedView> D =
+      StridedView::contiguous(Last->type().staticDims());
+  for (Node *L : llvm::reverse(Res))
+    if (D)
+      D = viewOfOperand(*L, *D);
+  if (!A || !B || !D)
+    return false;
+  auto Geo = matmulGeometry(*A, *B, *D);
+  return Geo && (!Geo->pointerArrays() || ScaleOnly);
+}
+
+bool isScale(const Node &N) {
+  if (N.kind() != OpKind::Mul && N.kind() != OpKind::Div)
+    return false;
+  return constScalar(N.operand(1)).has_value() ||
+         (N.kind() == OpKind::Mul && constScalar(N.operand(0)).has_value());
+}
+
 bool readsNonConstant(const Node &U, const Value *V) {
   return llvm::any_of(U.operands(), [&](const Value *O) {
     return O && O != V && !O->isConstant();
@@ -87,10 +170,46 @@ llvm::Expected<bool> EpilogueFusion::run(Graph &G, DecisionLog &Log) {
       Chain.push_back(U);
       V = U->result(0);
     }
-    if (Chain.size() == 1) {
+    // A matmul reads operands and writes its result through layout ops
+    // where cuBLASLt can take the strided views (attention's head split
+    // and merge), so those never become copies.
+    std::vector<Node *> Pro0, Pro1, Res;
+    std::string Layouts;
+    if (A->kind() == OpKind::MatMul && A->operand(0)->type().rank() >= 2 &&
+        A->operand(1)->type().rank() >= 2) {
+      bool ScaleOnly = std::all_of(Chain.begin() + 1, Chain.end(),
+                                   [](Node *N) { return isScale(*N); });
+      Pro0 = operandLayoutChain(G, State, A->operand(0));
+      Pro1 = A->operand(1) == A->operand(0)
+                 ? std::vector<Node *>()
+                 : operandLayoutChain(G, State, A->operand(1));
+      if (ScaleOnly)
+        Res = resultLayoutChain(G, State, V);
+      const Value *R = Chain.back()->result(0);
+      // Fall back from all layouts to operands only, result only, none.
+      if (!layoutsExpressible(*A, R, Pro0, Pro1, Res, ScaleOnly)) {
+        if (layoutsExpressible(*A, R, Pro0, Pro1, {}, ScaleOnly)) {
+          Res.clear();
+        } else if (layoutsExpressible(*A, R, {}, {}, Res, ScaleOnly)) {
+          Pro0.clear();
+          Pro1.clear();
+        } else {
+          Pro0.clear();
+          Pro1.clear();
+          Res.clear();
+        }
+      }
+      for (auto *L : {&Pro0, &Pro1, &Res})
+        for (Node *N : *L)
+          Layouts += (Layouts.empty() ? "" : ", ") + memberName(*N);
+    }
+    if (Chain.size() == 1 && Pro0.empty() && Pro1.empty() && Res.empty()) {
       Log.note(*A, Decision::no("no epilogue to fuse: " + Stop));
       continue;
     }
+    Chain.insert(Chain.begin(), Pro1.begin(), Pro1.end());
+    Chain.insert(Chain.begin(), Pro0.begin(), Pro0.end());
+    Chain.insert(Chain.end(), Res.begin(), Res.end());
     int64_t Id = State.takeId();
     if (auto Why = State.disabledReason(Id, Chain)) {
       Log.note(*A, Decision::no(*Why));
@@ -102,6 +221,9 @@ llvm::Expected<bool> EpilogueFusion::run(Graph &G, DecisionLog &Log) {
     Decision D = Decision::yes();
     D.Reason = "group " + std::to_string(Id) + " (contraction): " + Members +
                " (chain ends: " + Stop + ")";
+    if (!Layouts.empty())
+      D.Reason +=
+          "; the matmul reads/writes through " + Layouts + " as strided views";
     Log.note(*A, D);
     auto Group = outlineFusedGroup(G, Chain, GroupKind::Contraction, Id);
     if (!Group)

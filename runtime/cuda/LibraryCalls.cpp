@@ -116,6 +116,15 @@ Error GemmCall::init(const GemmConfig &C) {
           cudaLibs().cublasLtMatrixLayoutSetAttribute(
               L, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &Count, sizeof(Count)),
           "cudaLibs().cublasLtMatrixLayoutSetAttribute(BATCH_COUNT)");
+      if (C.pointerArrays()) {
+        // The operands passed to enqueue are device arrays of pointers.
+        uint32_t Mode = CUBLASLT_BATCH_MODE_POINTER_ARRAY;
+        SOLDER_CUBLAS_TRY(
+            cudaLibs().cublasLtMatrixLayoutSetAttribute(
+                L, CUBLASLT_MATRIX_LAYOUT_BATCH_MODE, &Mode, sizeof(Mode)),
+            "cudaLibs().cublasLtMatrixLayoutSetAttribute(BATCH_MODE)");
+        return Error::success();
+      }
       SOLDER_CUBLAS_TRY(
           cudaLibs().cublasLtMatrixLayoutSetAttribute(
               L, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &Stride,

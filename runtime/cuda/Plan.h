@@ -83,12 +83,19 @@ struct GemmConfig {
   int64_t Lda = 0, Ldb = 0, Ldd = 0;
   int64_t Batch = 1;
   int64_t StrideA = 0, StrideB = 0, StrideD = 0;
+  /// Batches one stride cannot step through (e.g. [B, heads] of a matrix
+  /// read straight out of a [B, S, heads, d] tensor): the batch dims, outer
+  /// first, and each operand's element stride per dim. The runtime hands
+  /// cuBLASLt arrays of pointers then (a separate C uses D's strides).
+  /// Empty for a strided batch.
+  std::vector<int64_t> BatchDims, BatchStrideA, BatchStrideB, BatchStrideD;
   float Alpha = 1.0f, Beta = 0.0f;
   Epilogue Epi = Epilogue::None;
   CSource CFrom = CSource::None;
   bool AllowTF32 = false;
   BufferRef A, B, BiasVec, C, D;
 
+  bool pointerArrays() const { return !BatchDims.empty(); }
   bool hasBias() const {
     return Epi == Epilogue::Bias || Epi == Epilogue::ReluBias ||
            Epi == Epilogue::GeluBias;

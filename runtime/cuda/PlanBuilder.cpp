@@ -35,6 +35,7 @@
 #include "ir/FusedGroup.h"
 #include "ir/OpRegistry.h"
 #include "ir/Printer.h"
+#include "ir/StridedView.h"
 #include "runtime/cuda/KernelCompiler.h"
 #include "runtime/cuda/MemoryPlanner.h"
 #include "llvm/ADT/DenseMap.h"
@@ -184,6 +185,8 @@ struct ProtoStep {
 struct GemmValues {
   const Value *A = nullptr, *B = nullptr, *Bias = nullptr, *C = nullptr,
               *D = nullptr;
+  /// Byte offsets into A, B and D where the operands' views start.
+  uint64_t OffsetA = 0, OffsetB = 0, OffsetD = 0;
 };
 struct ConvValues {
   const Value *X = nullptr, *W = nullptr, *Y = nullptr;
@@ -224,6 +227,8 @@ private:
   /// and the call also does what E absorbed, writing E->LibraryResult.
   Error addLibraryNode(const Node &N, const LibraryEpilogue *E);
   Error addMatMul(const Node &N, const LibraryEpilogue *E);
+  std::pair<const Value *, std::optional<StridedView>>
+  readView(const Value *X, const LibraryEpilogue *E);
   Error addGemm(const Node &N, const LibraryEpilogue *E);
   /// Conv, or ConvTranspose (cuDNN backward data) when Transpose.
   Error addConv(const Node &N, bool Transpose, const LibraryEpilogue *E);
@@ -328,79 +333,109 @@ void Builder::addGemmEpilogue(GemmConfig &C, GemmValues &GV,
   C.Epi = gemmEpilogue(GV.Bias != nullptr, Act);
 }
 
+/// The group operand a matmul operand X is read from through E's prologue
+/// layout ops, and X's view of it.
+std::pair<const Value *, std::optional<StridedView>>
+Builder::readView(const Value *X, const LibraryEpilogue *E) {
+  SmallVector<const Node *, 4> Chain;
+  while (E && X->producer() && llvm::is_contained(E->Prologue, X->producer())) {
+    Chain.push_back(X->producer());
+    X = X->producer()->operand(0);
+  }
+  std::optional<StridedView> V = StridedView::contiguous(dims(X));
+  for (const Node *L : llvm::reverse(Chain))
+    if (V)
+      V = viewOfResult(*L, *V);
+  return {outer(X), V};
+}
+
 Error Builder::addMatMul(const Node &N, const LibraryEpilogue *E) {
-  const Value *A = outer(N.operand(0)), *B = outer(N.operand(1));
-  const Value *Y = outer(E ? E->LibraryResult : N.result(0));
+  auto [A, AV] = readView(N.operand(0), E);
+  auto [B, BV] = readView(N.operand(1), E);
+  // The result is written through E's trailing layout ops, if any.
+  const Value *Last = E ? E->LibraryResult : N.result(0);
+  if (E && !E->ResultLayout.empty())
+    Last = E->ResultLayout.back()->result(0);
+  const Value *Y = outer(Last);
+  std::optional<StridedView> DV = StridedView::contiguous(dims(Last));
+  if (E)
+    for (const Node *L : llvm::reverse(E->ResultLayout))
+      if (DV)
+        DV = viewOfOperand(*L, *DV);
   DType T = Y->dtype();
   if (!isFloat(T))
     return planError(N.describe() + ": MatMul of " + dtypeName(T) +
                      " is not supported on the GPU (float types only)");
-  SmallVector<int64_t, 4> AD = dims(A), BD = dims(B);
+  if (!AV || !BV || !DV)
+    return planError(N.describe() + ": an operand's layout ops do not form "
+                                    "a strided view");
+  SmallVector<int64_t, 4> AD = dims(N.operand(0)), BD = dims(N.operand(1));
   if (AD.empty() || BD.empty())
     return planError(N.describe() + ": MatMul of a scalar");
-  bool AVec = AD.size() == 1, BVec = BD.size() == 1;
-  if (AVec)
-    AD.insert(AD.begin(), 1);
-  if (BVec)
-    BD.push_back(1);
-  int64_t M = AD[AD.size() - 2], K = AD.back(), N2 = BD.back();
-  if (BD[BD.size() - 2] != K)
-    return planError(N.describe() + ": inner dims differ");
-  ArrayRef<int64_t> ABatch = ArrayRef<int64_t>(AD).drop_back(2);
-  ArrayRef<int64_t> BBatch = ArrayRef<int64_t>(BD).drop_back(2);
-  size_t R = std::max(ABatch.size(), BBatch.size());
-  SmallVector<int64_t, 4> OutBatch(R, 1), APad(R, 1), BPad(R, 1);
-  std::copy(ABatch.begin(), ABatch.end(), APad.begin() + (R - ABatch.size()));
-  std::copy(BBatch.begin(), BBatch.end(), BPad.begin() + (R - BBatch.size()));
-  int64_t Batch = 1, ABatchN = 1, BBatchN = 1;
-  for (size_t I = 0; I < R; ++I) {
-    OutBatch[I] = std::max(APad[I], BPad[I]);
-    Batch *= OutBatch[I];
-    ABatchN *= APad[I];
-    BBatchN *= BPad[I];
-  }
-  // A strided batch needs each operand either fully batched (same batch dims
-  // as the result) or not batched at all (stride 0).
-  auto Expressible = [&](ArrayRef<int64_t> Pad, int64_t Count) {
-    return Count == 1 || ArrayRef<int64_t>(Pad) == ArrayRef<int64_t>(OutBatch);
+  // Vectors are matrices with a unit dim (dropped from the result).
+  auto Unit = [](std::optional<StridedView> &V, size_t At) {
+    if (!V)
+      return;
+    SmallVector<int64_t, 6> D(V->Dims.begin(), V->Dims.end());
+    D.insert(D.begin() + At, 1);
+    V = reshapeView(*V, D);
   };
-  if (!Expressible(APad, ABatchN) || !Expressible(BPad, BBatchN))
+  if (AD.size() == 1) {
+    Unit(AV, 0);
+    Unit(DV, DV->Dims.size() - (BD.size() == 1 ? 0 : 1));
+  }
+  if (BD.size() == 1 && DV) {
+    Unit(BV, 1);
+    Unit(DV, DV->Dims.size());
+  }
+  std::optional<GemmGeometry> Geo;
+  if (AV && BV && DV)
+    Geo = matmulGeometry(*AV, *BV, *DV);
+  if (!Geo)
     return planError(N.describe() +
-                     ": batch dims broadcast in a way a strided batched "
-                     "matmul cannot express (" +
-                     typeToString(A->type()) + " x " + typeToString(B->type()) +
-                     ")");
+                     ": cuBLASLt cannot express this matmul's operand layouts "
+                     "or batch broadcast (" +
+                     typeToString(N.operand(0)->type()) + " x " +
+                     typeToString(N.operand(1)->type()) + ")");
+  if (Geo->pointerArrays() && E &&
+      (E->Bias || E->Residual || E->Activation != EpilogueActivation::None))
+    return planError(N.describe() + ": a pointer-array batched matmul with a "
+                                    "bias, residual or activation epilogue");
 
   GemmConfig C;
   C.Elem = T;
   C.AllowTF32 = Opts.AllowTF32;
-  // Row-major Y = A B is column-major Y^T = B^T A^T: cuBLASLt's "A" is our
-  // B (N2 x K, ld N2) and its "B" is our A (K x M, ld K).
-  int64_t Rows = M;
-  if (BBatchN == 1 && ABatchN == Batch && Batch > 1) {
-    // B is shared: fold the batch into the rows of one larger GEMM.
-    Rows = M * Batch;
-    Batch = 1;
-  }
-  C.M = N2;
-  C.N = Rows;
-  C.K = K;
-  C.Lda = N2;
-  C.Ldb = K;
-  C.Ldd = N2;
-  C.Batch = Batch;
-  C.StrideA = BBatchN == 1 ? 0 : K * N2;
-  C.StrideB = ABatchN == 1 ? 0 : M * K;
-  C.StrideD = M * N2;
+  C.TransA = Geo->TransA;
+  C.TransB = Geo->TransB;
+  C.M = Geo->M;
+  C.N = Geo->N;
+  C.K = Geo->K;
+  C.Lda = Geo->Lda;
+  C.Ldb = Geo->Ldb;
+  C.Ldd = Geo->Ldd;
+  C.Batch = Geo->Batch;
+  C.StrideA = Geo->StrideA;
+  C.StrideB = Geo->StrideB;
+  C.StrideD = Geo->StrideD;
+  C.BatchDims.assign(Geo->BatchDims.begin(), Geo->BatchDims.end());
+  C.BatchStrideA.assign(Geo->BatchStrideA.begin(), Geo->BatchStrideA.end());
+  C.BatchStrideB.assign(Geo->BatchStrideB.begin(), Geo->BatchStrideB.end());
+  C.BatchStrideD.assign(Geo->BatchStrideD.begin(), Geo->BatchStrideD.end());
+  // cuBLASLt's A is our B (see GemmGeometry).
   GemmValues GV{B, A, nullptr, nullptr, Y};
+  uint64_t Elem = dtypeSize(T);
+  GV.OffsetA = uint64_t(Geo->OffsetA) * Elem;
+  GV.OffsetB = uint64_t(Geo->OffsetB) * Elem;
+  GV.OffsetD = uint64_t(Geo->OffsetD) * Elem;
   addGemmEpilogue(C, GV, E);
   GemmVals.push_back(GV);
   ProtoStep S;
   S.K = PlanStep::Kind::Gemm;
   S.Index = P.Gemms.size();
-  S.Label =
-      N.describe() +
-      formatv(" (matmul {0}x{1}x{2} batch {3})", Rows, N2, K, Batch).str();
+  S.Label = N.describe() + formatv(" (matmul {0}x{1}x{2} batch {3}{4})", C.N,
+                                   C.M, C.K, C.Batch,
+                                   C.pointerArrays() ? ", pointer arrays" : "")
+                               .str();
   S.Reads = {A, B};
   for (const Value *V : {GV.Bias, GV.C})
     if (V)
@@ -620,10 +655,12 @@ Error Builder::addContractionGroup(const Node &Group, std::string &RunsAs) {
     return Err;
   RunsAs = E.Description;
   if (E.Rest.empty()) {
-    if (E.LibraryResult->graph() != &G && !Subst.count(E.LibraryResult))
+    const Value *Written = E.ResultLayout.empty()
+                               ? E.LibraryResult
+                               : E.ResultLayout.back()->result(0);
+    if (Written->graph() != &G && !Subst.count(Written))
       return planError(Group.describe() + ": the library call computes '" +
-                       E.LibraryResult->name() +
-                       "', which is not the group's result");
+                       Written->name() + "', which is not the group's result");
     return Error::success();
   }
   LibraryWritten.insert(E.LibraryResult);
@@ -881,6 +918,9 @@ Error Builder::placeBuffers() {
       C.A = ref(GV.A);
       C.B = ref(GV.B);
       C.D = ref(GV.D);
+      C.A.Offset += GV.OffsetA;
+      C.B.Offset += GV.OffsetB;
+      C.D.Offset += GV.OffsetD;
       if (GV.Bias)
         C.BiasVec = ref(GV.Bias);
       if (GV.C)

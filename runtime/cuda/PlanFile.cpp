@@ -243,6 +243,9 @@ static std::string serializeMetadata(const Plan &P) {
     for (int64_t V : {C.M, C.N, C.K, C.Lda, C.Ldb, C.Ldd, C.Batch, C.StrideA,
                       C.StrideB, C.StrideD})
       W.pod<int64_t>(V);
+    for (const std::vector<int64_t> *V :
+         {&C.BatchDims, &C.BatchStrideA, &C.BatchStrideB, &C.BatchStrideD})
+      W.podVec(*V);
     W.pod<float>(C.Alpha);
     W.pod<float>(C.Beta);
     W.pod<uint8_t>(uint8_t(C.Epi));
@@ -512,6 +515,20 @@ Expected<Plan> deserializePlan(StringRef Bytes,
     for (int64_t *V : {&C.M, &C.N, &C.K, &C.Lda, &C.Ldb, &C.Ldd, &C.Batch,
                        &C.StrideA, &C.StrideB, &C.StrideD})
       *V = R.pod<int64_t>();
+    for (std::vector<int64_t> *V :
+         {&C.BatchDims, &C.BatchStrideA, &C.BatchStrideB, &C.BatchStrideD})
+      *V = R.podVec<int64_t>();
+    // Pointer-array batches: one stride per dim and operand, dims that
+    // multiply to the batch count (the runtime sizes its arrays by it).
+    if (!C.BatchDims.empty()) {
+      int64_t Count = 1;
+      for (int64_t D : C.BatchDims)
+        Count = D > 0 && D <= C.Batch ? Count * D : -1;
+      size_t Rank = C.BatchDims.size();
+      if (Count != C.Batch || C.BatchStrideA.size() != Rank ||
+          C.BatchStrideB.size() != Rank || C.BatchStrideD.size() != Rank)
+        R.Failed = true;
+    }
     C.Alpha = R.pod<float>();
     C.Beta = R.pod<float>();
     uint8_t Epi = R.pod<uint8_t>(), CFrom = R.pod<uint8_t>();

@@ -38,7 +38,8 @@ namespace solder {
 
 /// 4: matmul epilogues and separate C, fused convolutions, step group ids,
 /// Plan::Groups (with operand and result buffers) and Plan::Decisions.
-constexpr uint32_t PlanFormatVersion = 4;
+/// 5: pointer-array batched matmuls (GemmConfig::BatchDims).
+constexpr uint32_t PlanFormatVersion = 5;
 
 /// 64-bit checksum of plan bytes: four interleaved lanes of a
 /// multiply-xorshift step per 8-byte word (each step a bijection of its

@@ -364,7 +364,8 @@ struct ExecutionContext::Impl {
   cublasLtHandle_t Lt = nullptr;
   std::vector<std::unique_ptr<GemmCall>> Gemms;
   std::vector<std::unique_ptr<ConvCall>> Convs;
-  /// One allocation: arena | own inputs | own outputs | workspace.
+  /// One allocation: arena | own inputs | own outputs | workspace |
+  /// pointer tables.
   char *Block = nullptr;
   char *Arena = nullptr, *Workspace = nullptr;
   std::vector<char *> OwnIn, OwnOut;
@@ -373,6 +374,12 @@ struct ExecutionContext::Impl {
   /// Kernel parameters per step: the pointer values and pointers to them.
   std::vector<std::vector<void *>> ArgValues, ArgPtrs;
   bool ArgsStale = true;
+  /// Pointer-array matmuls (GemmConfig::pointerArrays): per gemm, where its
+  /// A, B, C, D pointer arrays start in the block (0 for other gemms), and
+  /// their host image, uploaded whenever a buffer binding changes.
+  std::vector<uint64_t> PtrTableOff;
+  std::vector<uint64_t> PtrHost;
+  uint64_t PtrTableBase = 0;
   cudaStream_t Own = nullptr;
   cudaEvent_t Before = nullptr, After = nullptr;
 
@@ -420,7 +427,10 @@ struct ExecutionContext::Impl {
   void *resolveMut(const BufferRef &R) const {
     return const_cast<char *>(resolve(R));
   }
-  void refreshArgs();
+  /// Resolves kernel parameters and pointer tables against the current
+  /// bindings. Uploading tables waits for S (no run on it may still read
+  /// them); never called while S is capturing.
+  Error refreshArgs(cudaStream_t S);
   /// Enqueues steps [First, Last) (all of them by default).
   Error enqueueSteps(cudaStream_t S, size_t First = 0, size_t Last = SIZE_MAX);
   Error runEager(cudaStream_t S);
@@ -455,6 +465,15 @@ Error ExecutionContext::Impl::init() {
   }
   uint64_t WsOff = Size;
   Size += alignTo256(M->WorkspaceBytes);
+  PtrTableBase = Size;
+  uint64_t Slots = 0;
+  for (const GemmConfig &C : P.Gemms) {
+    PtrTableOff.push_back(C.pointerArrays() ? Size + Slots * 8 : 0);
+    if (C.pointerArrays())
+      Slots += 4 * uint64_t(C.Batch);
+  }
+  PtrHost.assign(Slots, 0);
+  Size += alignTo256(Slots * 8);
   SOLDER_CUDA_TRY(cudaMalloc(reinterpret_cast<void **>(&Block),
                              std::max<uint64_t>(Size, 256)),
                   "cudaMalloc of the " + Twine(Size) +
@@ -485,19 +504,54 @@ Error ExecutionContext::Impl::init() {
   return Error::success();
 }
 
-void ExecutionContext::Impl::refreshArgs() {
+Error ExecutionContext::Impl::refreshArgs(cudaStream_t Stream) {
   const Plan &P = M->P;
   for (size_t S = 0; S < P.Steps.size(); ++S)
     for (size_t A = 0; A < P.Steps[S].Args.size(); ++A)
       ArgValues[S][A] = resolveMut(P.Steps[S].Args[A]);
+  if (!PtrHost.empty()) {
+    // Batch I of a pointer-array matmul: each operand's base plus the
+    // strides of I's index along the batch dims.
+    for (size_t G = 0; G < P.Gemms.size(); ++G) {
+      const GemmConfig &C = P.Gemms[G];
+      if (!C.pointerArrays())
+        continue;
+      uint64_t *Tab = PtrHost.data() + (PtrTableOff[G] - PtrTableBase) / 8;
+      uint64_t Elem = dtypeSize(C.Elem);
+      bool SeparateC = C.CFrom == GemmConfig::CSource::Separate;
+      const BufferRef *Refs[4] = {&C.A, &C.B, SeparateC ? &C.C : &C.D, &C.D};
+      const std::vector<int64_t> *Strides[4] = {
+          &C.BatchStrideA, &C.BatchStrideB, &C.BatchStrideD, &C.BatchStrideD};
+      for (int64_t I = 0; I < C.Batch; ++I) {
+        int64_t Rem = I;
+        uint64_t Off[4] = {0, 0, 0, 0};
+        for (size_t D = C.BatchDims.size(); D-- > 0;) {
+          int64_t Idx = Rem % C.BatchDims[D];
+          Rem /= C.BatchDims[D];
+          for (int O = 0; O < 4; ++O)
+            Off[O] += uint64_t(Idx * (*Strides[O])[D]) * Elem;
+        }
+        for (int O = 0; O < 4; ++O)
+          Tab[O * C.Batch + I] =
+              reinterpret_cast<uint64_t>(resolve(*Refs[O])) + Off[O];
+      }
+    }
+    SOLDER_CUDA_TRY(cudaStreamSynchronize(Stream),
+                    "waiting before updating matmul pointer tables");
+    SOLDER_CUDA_TRY(cudaMemcpy(Block + PtrTableBase, PtrHost.data(),
+                               PtrHost.size() * 8, cudaMemcpyHostToDevice),
+                    "uploading matmul pointer tables");
+  }
   ArgsStale = false;
+  return Error::success();
 }
 
 Error ExecutionContext::Impl::enqueueSteps(cudaStream_t S, size_t First,
                                            size_t Last) {
   const Plan &P = M->P;
   if (ArgsStale)
-    refreshArgs();
+    if (Error E = refreshArgs(S))
+      return E;
   if (!Convs.empty())
     SOLDER_CUDNN_TRY(cudaLibs().cudnnSetStream(Dnn, S), "cudnnSetStream");
   for (size_t SI = First; SI < std::min(Last, P.Steps.size()); ++SI) {
@@ -517,11 +571,21 @@ Error ExecutionContext::Impl::enqueueSteps(cudaStream_t S, size_t First,
     }
     case PlanStep::Kind::Gemm: {
       const GemmConfig &C = P.Gemms[St.Index];
+      bool SeparateC = C.CFrom == GemmConfig::CSource::Separate;
+      const void *Bias = C.hasBias() ? resolve(C.BiasVec) : nullptr;
+      if (C.pointerArrays()) {
+        char *Tab = Block + PtrTableOff[St.Index];
+        uint64_t Arr = uint64_t(C.Batch) * 8;
+        E = Gemms[St.Index]->enqueue(Lt, M->GemmAlgos[St.Index], Tab, Tab + Arr,
+                                     Bias, SeparateC ? Tab + 2 * Arr : nullptr,
+                                     Tab + 3 * Arr, Workspace,
+                                     M->WorkspaceBytes, S);
+        break;
+      }
       E = Gemms[St.Index]->enqueue(
-          Lt, M->GemmAlgos[St.Index], resolve(C.A), resolve(C.B),
-          C.hasBias() ? resolve(C.BiasVec) : nullptr,
-          C.CFrom == GemmConfig::CSource::Separate ? resolve(C.C) : nullptr,
-          resolveMut(C.D), Workspace, M->WorkspaceBytes, S);
+          Lt, M->GemmAlgos[St.Index], resolve(C.A), resolve(C.B), Bias,
+          SeparateC ? resolve(C.C) : nullptr, resolveMut(C.D), Workspace,
+          M->WorkspaceBytes, S);
       break;
     }
     case PlanStep::Kind::Conv: {
@@ -577,6 +641,11 @@ Error ExecutionContext::Impl::runGraph(cudaStream_t S) {
     Ran = true;
   }
   std::lock_guard<std::mutex> Lazy(lazyLoadMutex());
+  // New bindings: resolve them now, not inside the capture (uploading
+  // pointer tables is a synchronous copy).
+  if (ArgsStale)
+    if (Error E = refreshArgs(S))
+      return E;
   // A step that cannot be captured (a library call doing something a
   // capture forbids) makes the context fall back to step-by-step launches
   // for good; GraphFailure says why.
@@ -781,7 +850,8 @@ Error ExecutionContext::readBuffer(const BufferRef &Ref, void *Host,
                    Twine(Ref.Offset) + " runs past the end of its buffer (" +
                    Twine(Limit) + " bytes)");
   if (I->ArgsStale)
-    I->refreshArgs();
+    if (Error E = I->refreshArgs(I->Own))
+      return E;
   if (Bytes)
     SOLDER_CUDA_TRY(
         cudaMemcpy(Host, I->resolve(Ref), Bytes, cudaMemcpyDeviceToHost),

@@ -1,6 +1,7 @@
 //===- EpilogueFusionTest.cpp ---------------------------------------------===//
 #include "passes/EpilogueFusion.h"
 #include "PassTestUtils.h"
+#include "tests/AttentionGraph.h"
 
 using namespace solder;
 using namespace solder::test;
@@ -10,9 +11,7 @@ namespace {
 /// Runs epilogue-fusion with the given disabled list on Text.
 std::pair<bool, std::string> fuse(llvm::StringRef Text,
                                   std::vector<std::string> Disabled = {}) {
-  FusionState State(Disabled);
-  EpilogueFusion P(State);
-  return runPassOn(P, Text);
+  return runFusionPass<EpilogueFusion>(Text, std::move(Disabled));
 }
 
 const char *ConvChain = R"(
@@ -36,9 +35,8 @@ TEST(EpilogueFusion, ConvTakesResidualAddAndRelu) {
                        "\"relu\"]}"),
             std::string::npos)
       << After;
-  FusionState State({});
-  EpilogueFusion P(State);
-  expectRewriteKeepsFunction(P, ConvChain, "kind = \"contraction\"", 0.0);
+  expectFusionKeepsFunction<EpilogueFusion>(ConvChain, "kind = \"contraction\"",
+                                            0.0);
 }
 
 TEST(EpilogueFusion, ChainStopsAtASecondUser) {
@@ -139,3 +137,52 @@ TEST(EpilogueFusion, DisabledNodeStaysOutOfTheGroup) {
 }
 
 } // namespace
+
+namespace {
+const std::string Attention = attentionGraphText(2);
+} // namespace
+
+TEST(EpilogueFusion, AttentionMatMulsReadAndWriteThroughHeadLayouts) {
+  auto [Changed, After] = fuse(Attention);
+  EXPECT_TRUE(Changed);
+  // Scores: both operands' slice/reshape/transpose chains and the scale.
+  EXPECT_NE(After.find("members = [\"slice_q\", \"slice_k\", "
+                       "\"reshape_q\", \"reshape_k\", \"transpose_q\", "
+                       "\"transpose_k\", \"scores\", \"scale\"]"),
+            std::string::npos)
+      << After;
+  // Context: V's chain, and the head merge it writes through.
+  EXPECT_NE(After.find("members = [\"slice_v\", \"reshape_v\", "
+                       "\"transpose_v\", \"context\", \"merge_t\", "
+                       "\"merge_r\"]"),
+            std::string::npos)
+      << After;
+  expectFusionKeepsFunction<EpilogueFusion>(Attention, "kind = \"contraction\"",
+                                            1e-6);
+}
+
+TEST(EpilogueFusion, LayoutOpWithASecondUserStaysOutside) {
+  // Negative twin: the transposed K is also a graph output, so it must be
+  // materialised; the scores matmul reads it as it is.
+  std::string Text = Attention;
+  Text.replace(Text.find("output %r"), 9, "output %r\n  output %kt");
+  auto [Changed, After] = fuse(Text);
+  EXPECT_TRUE(Changed);
+  EXPECT_NE(After.find("members = [\"slice_q\", \"reshape_q\", "
+                       "\"transpose_q\", \"scores\", \"scale\"]"),
+            std::string::npos)
+      << After;
+  EXPECT_NE(After.find("@\"transpose_k\""), std::string::npos) << After;
+}
+
+TEST(EpilogueFusion, NoHeadMergeWriteWithABiasEpilogue) {
+  // Negative twin: a bias add after the batched matmul needs cuBLASLt's
+  // epilogue, which pointer-array batches do not take: the merge stays out.
+  std::string Text = Attention;
+  Text.replace(Text.find("  %ot = Transpose(%o)"), 0,
+               "  %ob = Add(%o, %scale) : f32[2,2,5,4] @\"bias\"\n");
+  Text.replace(Text.find("Transpose(%o)"), 13, "Transpose(%ob)");
+  auto [Changed, After] = fuse(Text);
+  EXPECT_TRUE(Changed);
+  EXPECT_NE(After.find("@\"merge_t\""), std::string::npos) << After;
+}

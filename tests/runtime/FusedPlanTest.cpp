@@ -93,8 +93,7 @@ TEST(FusedPlanTest, MatMulGroupIsOneCublasLtCall) {
   EXPECT_EQ(C.C.Space, BufferSpace::Input);
   EXPECT_EQ(C.C.Index, 1u);
   EXPECT_EQ(C.BiasVec.Space, BufferSpace::Weights);
-  EXPECT_EQ(C.D.Space, BufferSpace::Output); // the group's result, in place
-  EXPECT_EQ(P.ArenaBytes, 0u);               // no temporary
+  EXPECT_EQ(P.ArenaBytes, 0u); // no temporary
 
   ASSERT_EQ(P.Groups.size(), 1u);
   const PlanGroup &Gr = P.Groups[0];
@@ -306,6 +305,47 @@ TEST(FusedPlanTest, NewFieldsRoundTripThroughThePlanFile) {
   EXPECT_EQ(Back->Decisions[1].Reason, "second user outside");
   EXPECT_TRUE(Back->Decisions[0].Applied);
   EXPECT_EQ(Back->Decisions[0].OnnxName, "relu");
+}
+
+TEST(FusedPlanTest, AttentionMatMulsReadAndWriteHeadLayoutsInPlace) {
+  // Two sequences: heads of [2, 5, 2, 4] need pointer-array batches. The
+  // plan has the two matmuls and the softmax kernel, no transpose copies.
+  auto G = parseOrFail(attentionGraphText(2));
+  ASSERT_TRUE(G);
+  ASSERT_TRUE(
+      outlineByName(*G, attentionScoresMembers(), GroupKind::Contraction, 1));
+  ASSERT_TRUE(
+      outlineByName(*G, attentionContextMembers(), GroupKind::Contraction, 2));
+  Plan P = planOf(*G);
+  ASSERT_EQ(P.Gemms.size(), 2u);
+  EXPECT_EQ(countSteps(P, PlanStep::Kind::Gemm), 2u);
+  EXPECT_EQ(countSteps(P, PlanStep::Kind::Kernel), 1u); // the softmax
+  const GemmConfig &S = P.Gemms[0], &C = P.Gemms[1];
+  EXPECT_EQ(S.BatchDims, (std::vector<int64_t>{2, 2}));
+  EXPECT_EQ(S.Alpha, 0.5f);
+  EXPECT_TRUE(S.TransA); // K^T read transposed out of the packed buffer
+  EXPECT_EQ(S.Lda, 24);
+  EXPECT_EQ(S.A.Offset, 8 * sizeof(float)); // K starts at column 8
+  EXPECT_EQ(C.BatchDims, (std::vector<int64_t>{2, 2}));
+  EXPECT_EQ(C.Ldd, 8); // rows of the merged [2, 5, 8] result
+  EXPECT_EQ(C.BatchStrideD, (std::vector<int64_t>{40, 4}));
+  std::string Bytes = serializePlan(P);
+  llvm::Expected<Plan> Back = deserializePlan(Bytes);
+  ASSERT_TRUE(bool(Back)) << llvm::toString(Back.takeError());
+  EXPECT_EQ(Back->Gemms[1].BatchStrideD, C.BatchStrideD);
+  EXPECT_EQ(serializePlan(*Back), Bytes);
+}
+
+TEST(FusedPlanTest, UnfusedAttentionKeepsItsTransposeKernels) {
+  // Negative twin: without the groups every transpose is a kernel and the
+  // matmuls are plain strided batches.
+  auto G = parseOrFail(attentionGraphText(2));
+  ASSERT_TRUE(G);
+  Plan P = planOf(*G);
+  EXPECT_EQ(countSteps(P, PlanStep::Kind::Gemm), 2u);
+  for (const GemmConfig &C : P.Gemms)
+    EXPECT_TRUE(C.BatchDims.empty());
+  EXPECT_GE(countSteps(P, PlanStep::Kind::Kernel), 5u);
 }
 
 TEST(FusedPlanTest, OlderPlanIsRefusedWithRecompile) {

@@ -169,7 +169,7 @@ namespace {
 /// kernel, and match the reference executor (which runs group bodies).
 struct GroupCase {
   const char *Name;
-  const char *Text;
+  std::string Text;
   std::vector<std::string> Members;
 };
 
@@ -243,6 +243,17 @@ std::vector<GroupCase> contractionGroupCases() {
   output %s
 })",
        {"conv", "sigmoid"}},
+      // Batched matmuls reading the heads straight out of a packed QKV
+      // projection and writing merged heads: pointer-array batches above
+      // one sequence, a strided batch of heads at one.
+      {"attention scores, pointer arrays", attentionGraphText(3),
+       attentionScoresMembers()},
+      {"attention context, pointer arrays", attentionGraphText(3),
+       attentionContextMembers()},
+      {"attention scores, strided heads", attentionGraphText(1),
+       attentionScoresMembers()},
+      {"attention context, strided heads", attentionGraphText(1),
+       attentionContextMembers()},
   };
 }
 

@@ -5,6 +5,7 @@
 #include "ir/FusedGroup.h"
 #include "ir/Parser.h"
 #include "runtime/cuda/PlanBuilder.h"
+#include "tests/AttentionGraph.h"
 #include "gtest/gtest.h"
 #include <cstdlib>
 #include <string>
