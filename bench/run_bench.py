@@ -106,6 +106,12 @@ FLOPS_PER_SAMPLE = {
 }
 # H100/H200 SXM fp32 FMA peak without tensor cores (TF32 is off).
 FP32_PEAK_TFLOPS = 67.0
+# H100 SXM dense tensor-core peaks (fp16/bf16 with fp32 accumulation).
+PEAK_TFLOPS = {"fp32": FP32_PEAK_TFLOPS, "fp16": 989.0, "bf16": 989.0}
+# Output bound against the fp32 reference, per precision (precision issue).
+TOLERANCE = {"fp32": 1e-4, "fp16": 1e-2, "bf16": 3e-2}
+TORCH_DTYPE = {"fp32": torch.float32, "fp16": torch.float16,
+               "bf16": torch.bfloat16}
 
 
 # ---------------------------------------------------------------- timing ---
@@ -136,9 +142,10 @@ def run(cmd, timeout=600):
     return p.stdout
 
 
-def solder_bench(solder, model, iters, graph, cache, fusion=True):
+def solder_bench(solder, model, iters, graph, cache, fusion=True,
+                 precision="fp32"):
     cmd = [solder, "bench", model, "--json", "--iters", str(iters),
-           "--warmup", "5", "--cache-dir", cache]
+           "--warmup", "5", "--cache-dir", cache, "--precision", precision]
     if not graph:
         cmd.append("--no-cuda-graph")
     if not fusion:
@@ -146,8 +153,9 @@ def solder_bench(solder, model, iters, graph, cache, fusion=True):
     return json.loads(run(cmd).strip().splitlines()[-1])
 
 
-def solder_check(solder, model, workdir, name):
-    """solder cuda vs reference on the same random inputs: max rel error."""
+def solder_check(solder, model, workdir, name, precision="fp32"):
+    """solder cuda (at precision) vs the fp32 reference on the same random
+    inputs: max rel error."""
     ins = os.path.join(workdir, "in")
     ref = os.path.join(workdir, "ref")
     gpu = os.path.join(workdir, "gpu")
@@ -156,8 +164,8 @@ def solder_check(solder, model, workdir, name):
     inputs = []
     for f in sorted(os.listdir(ins)):
         inputs += ["--input", f"{f[:-4]}={os.path.join(ins, f)}"]
-    run([solder, "run", model, "--backend", "cuda", "--output-dir", gpu]
-        + inputs)
+    run([solder, "run", model, "--backend", "cuda", "--output-dir", gpu,
+         "--precision", precision] + inputs)
     worst = 0.0
     for f in sorted(os.listdir(ref)):
         r = np.load(os.path.join(ref, f)).astype(np.float64)
@@ -184,6 +192,12 @@ def main():
                     help="also run `solder compare` on each batch-1 model")
     ap.add_argument("--no-torch", action="store_true",
                     help="solder only (e.g. the BatchNorm-kept export)")
+    ap.add_argument("--precision", default="fp32",
+                    choices=["fp32", "fp16", "bf16"],
+                    help="solder's --precision; PyTorch runs the model in "
+                         "the same dtype")
+    ap.add_argument("--max-autotune", action="store_true",
+                    help="also time torch.compile(mode='max-autotune')")
     ap.add_argument("--time-budget", type=float, default=420.0,
                     help="skip torch.compile modes after this many seconds")
     a = ap.parse_args()
@@ -222,9 +236,10 @@ def main():
                     f" second (disk cache) {row['compile_second_s']:.2f} s")
 
             try:
-                g = solder_bench(solder, path, a.iters, True, cache)
+                g = solder_bench(solder, path, a.iters, True, cache,
+                                 precision=a.precision)
                 uf = solder_bench(solder, path, a.iters, True, cache,
-                                  fusion=False)
+                                  fusion=False, precision=a.precision)
                 row["solder_graph"] = g["median_ms"]
                 row["solder_unfused"] = uf["median_ms"]
                 row["launches"] = g["steps_per_run"]
@@ -240,13 +255,16 @@ def main():
                 notes.append(
                     f"{tag}: {flops / 1e9:.0f} GFLOP per run -> "
                     f"{tflops:.1f} TFLOP/s with the graph, "
-                    f"{100 * tflops / FP32_PEAK_TFLOPS:.0f}% of the "
-                    f"{FP32_PEAK_TFLOPS:.0f} TFLOP/s fp32 (non-tensor-core) peak")
+                    f"{100 * tflops / PEAK_TFLOPS[a.precision]:.0f}% of the "
+                    f"{PEAK_TFLOPS[a.precision]:.0f} TFLOP/s "
+                    + ("fp32 (non-tensor-core)" if a.precision == "fp32"
+                       else f"{a.precision} dense tensor-core") + " peak")
                 if a.compare and batch == 1:
                     # Per-group check of the fused plan (solder compare).
                     try:
                         out = run([solder, "compare", path, "--random-inputs",
-                                   "--cache-dir", cache], timeout=900)
+                                   "--cache-dir", cache, "--precision",
+                                   a.precision], timeout=900)
                         row["compare"] = "pass"
                     except RuntimeError as e:
                         out = str(e)
@@ -268,11 +286,13 @@ def main():
                 if not a.no_check:
                     err = solder_check(solder, path,
                                        os.path.join(work, f"check_{name}"),
-                                       name)
+                                       name, a.precision)
                     row["max_rel_err"] = err
+                    tol = TOLERANCE[a.precision]
                     notes.append(
-                        f"{tag}: solder cuda vs reference max rel err "
-                        f"{err:.3g} ({'ok' if err <= 1e-4 else 'FAIL'})")
+                        f"{tag}: solder {a.precision} cuda vs fp32 reference "
+                        f"max rel err {err:.3g} "
+                        f"({'ok' if err <= tol else 'FAIL'}, bound {tol:g})")
             except (RuntimeError, subprocess.TimeoutExpired, KeyError) as e:
                 row["solder_error"] = str(e)[-600:]
                 notes.append(f"{tag}: solder FAILED: {str(e)[-600:]}")
@@ -282,11 +302,17 @@ def main():
                 rows.append(row)
                 log(json.dumps(row))
                 continue
-            m = model.cuda()
-            args = example_inputs(name, batch, "cuda")
+            dt = TORCH_DTYPE[a.precision]
+            m = model.cuda().to(dt)
+            args = tuple(x.to(dt) if x.is_floating_point() else x
+                         for x in example_inputs(name, batch, "cuda"))
             row["eager"] = time_torch(m, args, a.torch_iters, 5)
-            for mode in ("default", "reduce-overhead"):
-                key = "compile" if mode == "default" else "compile_ro"
+            modes = ["default", "reduce-overhead"]
+            if a.max_autotune:
+                modes.append("max-autotune")
+            for mode in modes:
+                key = {"default": "compile", "reduce-overhead": "compile_ro",
+                       "max-autotune": "compile_ma"}[mode]
                 if a.no_torch_compile:
                     continue
                 if time.time() - START > a.time_budget:
@@ -299,16 +325,18 @@ def main():
                 row[key] = time_torch(cm, args, a.torch_iters, 5)
                 log(f"{tag}: torch.compile {mode} incl. compile "
                     f"{time.time() - t:.1f} s")
-            model = model.cpu()
+            model = model.cpu().float()
             rows.append(row)
             log(json.dumps(row))
 
     dev = torch.cuda.get_device_name()
-    lines = [f"# solder vs PyTorch {torch.__version__} on {dev}, fp32, "
-             "TF32 off, median ms", "",
+    lines = [f"# solder vs PyTorch {torch.__version__} on {dev}, "
+             f"{a.precision}, TF32 off, median ms", "",
              "| model | solder fused | solder unfused | steps fused/unfused |"
-             " eager | torch.compile | compile reduce-overhead |",
-             "| --- | --- | --- | --- | --- | --- | --- |"]
+             " eager | torch.compile | compile reduce-overhead |"
+             + (" max-autotune |" if a.max_autotune else ""),
+             "| --- | --- | --- | --- | --- | --- | --- |"
+             + (" --- |" if a.max_autotune else "")]
 
     def cell(row, key):
         v = row.get(key)
@@ -323,7 +351,9 @@ def main():
         lines.append(f"| {r['model']} | {cell(r, 'solder_graph')} | "
                      f"{cell(r, 'solder_unfused')} | {steps} | "
                      f"{cell(r, 'eager')} | {cell(r, 'compile')} | "
-                     f"{cell(r, 'compile_ro')} |")
+                     f"{cell(r, 'compile_ro')} |"
+                     + (f" {cell(r, 'compile_ma')} |" if a.max_autotune
+                        else ""))
     lines += ["", "(x) = ratio to torch.compile default; lower is faster;"
               " both solder columns replay one CUDA graph per run", ""]
     for r in rows:
@@ -342,7 +372,8 @@ def main():
             json.dump(rows, f, indent=1)
     shutil.rmtree(work, ignore_errors=True)
     bad = [r for r in rows
-           if r.get("max_rel_err", 0) > 1e-4 or "solder_error" in r
+           if r.get("max_rel_err", 0) > TOLERANCE[a.precision]
+           or "solder_error" in r
            or r.get("compare") == "FAIL"]
     return 1 if bad else 0
 

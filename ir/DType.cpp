@@ -1,4 +1,5 @@
-//===- DType.cpp - Element types of solder tensors -------------------------===//
+//===- DType.cpp - Element types of solder tensors
+//-------------------------===//
 #include "ir/DType.h"
 #include <cmath>
 
@@ -68,6 +69,34 @@ std::optional<DType> parseDType(llvm::StringRef Name) {
     if (dtypeName(DType(I)) == Name)
       return DType(I);
   return std::nullopt;
+}
+
+std::optional<Precision> parsePrecision(llvm::StringRef Name) {
+  for (Precision P :
+       {Precision::F32, Precision::TF32, Precision::F16, Precision::BF16})
+    if (precisionName(P) == Name)
+      return P;
+  return std::nullopt;
+}
+
+llvm::StringRef precisionName(Precision P) {
+  switch (P) {
+  case Precision::F32:
+    return "fp32";
+  case Precision::TF32:
+    return "tf32";
+  case Precision::F16:
+    return "fp16";
+  case Precision::BF16:
+    return "bf16";
+  }
+  return "fp32";
+}
+
+DType storageDType(Precision P) {
+  return P == Precision::F16    ? DType::F16
+         : P == Precision::BF16 ? DType::BF16
+                                : DType::F32;
 }
 
 // ONNX codes: FLOAT=1 UINT8=2 INT8=3 UINT16=4 INT16=5 INT32=6 INT64=7

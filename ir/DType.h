@@ -44,6 +44,16 @@ bool isFloat(DType T);   // f16, bf16, f32, f64
 bool isInteger(DType T); // signed or unsigned integers (not bool)
 bool isSigned(DType T);
 
+/// The precision a plan computes in: fp32 (TF32 off), tf32 (fp32 storage,
+/// TF32 tensor cores in the libraries), fp16 or bf16 (reduced storage,
+/// fp32 accumulation).
+enum class Precision : uint8_t { F32, TF32, F16, BF16 };
+/// "fp32", "tf32", "fp16", "bf16" and back.
+std::optional<Precision> parsePrecision(llvm::StringRef Name);
+llvm::StringRef precisionName(Precision P);
+/// The storage type of float tensors in a plan of precision P.
+DType storageDType(Precision P);
+
 /// IEEE half <-> float, round to nearest even.
 float halfToFloat(uint16_t H);
 uint16_t floatToHalf(float F);

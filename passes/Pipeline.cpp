@@ -24,6 +24,9 @@
 //                          cuDNN takes one symmetric pad per dim.
 //   matmul-broadcast-      GPU only: cuBLASLt's strided batch needs each
 //     legalization         operand fully batched or not batched.
+//   precision-conversion   fp16/bf16 plans: after folding (weights fold
+//                          in fp32 first) and legalization, before fusion
+//                          (the groups take the casts it inserts).
 //   horizontal-matmul-     before epilogue-fusion, so the packed MatMul
 //     fusion               takes the packed bias as its epilogue and the
 //                          Slices it leaves are absorbed by their users.
@@ -52,6 +55,7 @@
 #include "passes/LoopFusion.h"
 #include "passes/MatMulBroadcastLegalization.h"
 #include "passes/NormRecognition.h"
+#include "passes/PrecisionConversion.h"
 #include "passes/ShapeFolding.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -87,6 +91,9 @@ std::vector<Stage> buildStages(const PipelineOptions &Opts,
     S.back().Passes.push_back(std::make_unique<ConvPadLegalization>());
     S.back().Passes.push_back(std::make_unique<MatMulBroadcastLegalization>());
   }
+  S.emplace_back();
+  S.back().Passes.push_back(
+      std::make_unique<PrecisionConversion>(Opts.Prec, Opts.KeepModelIo));
   if (!Opts.NoFusion) {
     S.emplace_back();
     S.back().Passes.push_back(std::make_unique<HorizontalMatMulFusion>(Fusion));

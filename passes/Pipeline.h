@@ -41,6 +41,10 @@ struct PipelineOptions {
   /// When set, every decision of every pass is appended here (with the
   /// pass name) for the fusion report.
   std::vector<DecisionRecord> *Decisions = nullptr;
+  /// fp16/bf16: precision-conversion rewrites the float tensors; the
+  /// model's fp32 inputs and outputs keep their type when KeepModelIo.
+  Precision Prec = Precision::F32;
+  bool KeepModelIo = true;
   /// Constant folding does not materialize results larger than this
   /// (bytes), so a folded broadcast cannot blow up the weights.
   size_t MaxFoldedConstantBytes = size_t(64) << 20;

@@ -60,6 +60,7 @@ static cl::opt<uint64_t> BenchSeed("seed", cl::init(0),
                                    cl::sub(BenchCmd), cl::cat(BenchCat));
 
 static FusionFlags BenchFusion(BenchCmd, BenchCat);
+static PrecisionFlags BenchPrecision(BenchCmd, BenchCat);
 
 cl::SubCommand &benchSubCommand() { return BenchCmd; }
 
@@ -98,6 +99,8 @@ static Error bench(json::Object &Out) {
   Opts.Arch = BenchArch;
   Opts.CacheDir = BenchCacheDir;
   Opts.AllowTF32 = BenchTF32;
+  if (Error E = BenchPrecision.apply(Opts.Prec, Opts.ComputeIo))
+    return E;
   Opts.NoFusion = BenchFusion.noFusion();
   Opts.DisabledFusions = BenchFusion.disabledFusions();
   Opts.Progress = progressStream();

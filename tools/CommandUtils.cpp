@@ -172,6 +172,55 @@ void FusionFlags::apply(PipelineOptions &PO) const {
   PO.DisabledFusions = disabledFusions();
 }
 
+PrecisionFlags::PrecisionFlags(cl::SubCommand &Sub, cl::OptionCategory &Cat)
+    : Prec("precision", cl::value_desc("fp32|tf32|fp16|bf16"),
+           cl::desc("Compute precision: fp32 (default, TF32 off), tf32 "
+                    "(TF32 tensor cores in matmuls and convolutions), fp16 "
+                    "or bf16 (float tensors stored reduced, fp32 "
+                    "accumulation)"),
+           cl::init("fp32"), cl::sub(Sub), cl::cat(Cat)),
+      Io("io-precision", cl::value_desc("model|compute"),
+         cl::desc("With fp16/bf16: the model's fp32 inputs and outputs keep "
+                  "their type (model, default) or take the compute type "
+                  "(compute)"),
+         cl::init("model"), cl::sub(Sub), cl::cat(Cat)) {}
+
+Expected<Precision> PrecisionFlags::precision(bool AllowTF32) const {
+  std::optional<Precision> P = parsePrecision(Prec);
+  if (!P)
+    return usageError("--precision '" + Prec +
+                      "': expected fp32, tf32, fp16 or bf16");
+  if (AllowTF32 && *P == Precision::F32)
+    return Precision::TF32;
+  return *P;
+}
+
+Expected<bool> PrecisionFlags::computeIo() const {
+  if (Io != "model" && Io != "compute")
+    return usageError("--io-precision '" + Io + "': expected model or compute");
+  return Io == "compute";
+}
+
+Error PrecisionFlags::apply(Precision &P, bool &ComputeIo) const {
+  Expected<Precision> Prec = precision();
+  if (!Prec)
+    return Prec.takeError();
+  Expected<bool> C = computeIo();
+  if (!C)
+    return C.takeError();
+  P = *Prec;
+  ComputeIo = *C;
+  return Error::success();
+}
+
+Error PrecisionFlags::apply(PipelineOptions &PO) const {
+  bool ComputeIo = false;
+  if (Error E = apply(PO.Prec, ComputeIo))
+    return E;
+  PO.KeepModelIo = !ComputeIo;
+  return Error::success();
+}
+
 void printTensorSummary(raw_ostream &OS, StringRef Name, const Tensor &T,
                         unsigned MaxValues) {
   OS << Name << ": " << typeToString(T.type());

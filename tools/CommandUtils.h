@@ -82,6 +82,26 @@ private:
   llvm::cl::list<std::string> Disabled;
 };
 
+/// `--precision fp32|tf32|fp16|bf16` and `--io-precision model|compute` of
+/// one command, declared like FusionFlags:
+///   static PrecisionFlags Precision(RunCmd, RunCat);
+class PrecisionFlags {
+public:
+  PrecisionFlags(llvm::cl::SubCommand &Sub, llvm::cl::OptionCategory &Cat);
+  /// The precision (tf32 also when the command's --allow-tf32 is set), or
+  /// a usage error for an unknown name.
+  llvm::Expected<Precision> precision(bool AllowTF32 = false) const;
+  /// Whether the model's inputs and outputs take the compute type.
+  llvm::Expected<bool> computeIo() const;
+  /// Both into the pipeline options, or into a command's own fields.
+  llvm::Error apply(PipelineOptions &PO) const;
+  llvm::Error apply(Precision &P, bool &ComputeIo) const;
+
+private:
+  llvm::cl::opt<std::string> Prec;
+  llvm::cl::opt<std::string> Io;
+};
+
 /// "name: f32[2,3]  min -1 max 2 mean 0.3  [v0, v1, ...]".
 void printTensorSummary(llvm::raw_ostream &OS, llvm::StringRef Name,
                         const Tensor &T, unsigned MaxValues = 8);

@@ -62,6 +62,7 @@ static cl::list<std::string>
                     cl::sub(CompileCmd), cl::cat(CompileCat));
 
 static FusionFlags CompileFusion(CompileCmd, CompileCat);
+static PrecisionFlags CompilePrecision(CompileCmd, CompileCat);
 static FusionReportFlag CompileReport(CompileCmd, CompileCat);
 
 cl::SubCommand &compileSubCommand() { return CompileCmd; }
@@ -87,6 +88,8 @@ Expected<CompiledOnnxModel> compileOnnxModel(StringRef Path,
   CO.Arch = Opts.Arch;
   CO.CacheDir = Opts.CacheDir;
   CO.AllowTF32 = Opts.AllowTF32;
+  CO.Prec = Opts.Prec;
+  CO.ComputeIo = Opts.ComputeIo;
   CO.DisabledPasses = Opts.DisabledPasses;
   CO.NoFusion = Opts.NoFusion;
   CO.DisabledFusions = Opts.DisabledFusions;
@@ -112,6 +115,10 @@ loadOrCompileModel(StringRef Path, const ModelLoadOptions &Opts) {
       return createStringError(inconvertibleErrorCode(),
                                "--shape does not apply to a plan file: its "
                                "shapes were fixed by `solder compile`");
+    if (Opts.Prec != Precision::F32 || Opts.ComputeIo)
+      return createStringError(inconvertibleErrorCode(),
+                               "--precision does not apply to a plan file: "
+                               "its precision was fixed by `solder compile`");
     if (Opts.NoFusion || !Opts.DisabledFusions.empty())
       return createStringError(inconvertibleErrorCode(),
                                "--no-fusion and --disable-fusion do not apply "
@@ -191,6 +198,8 @@ int runCompileCommand() {
   Opts.Arch = CompileArch;
   Opts.CacheDir = CompileCacheDir;
   Opts.AllowTF32 = CompileTF32;
+  if (Error E = CompilePrecision.apply(Opts.Prec, Opts.ComputeIo))
+    return reportError(std::move(E));
   Opts.DisabledPasses.assign(CompileDisabled.begin(), CompileDisabled.end());
   Opts.NoFusion = CompileFusion.noFusion();
   Opts.DisabledFusions = CompileFusion.disabledFusions();

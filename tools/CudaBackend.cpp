@@ -36,7 +36,8 @@ public:
       Plan.Arch = *Arch;
     }
     Plan.CacheDir = Opts.CacheDir;
-    Plan.AllowTF32 = Opts.AllowTF32;
+    Plan.AllowTF32 = Opts.AllowTF32 || PO.Prec == Precision::TF32;
+    Plan.Prec = PO.Prec;
     Expected<solder::Plan> P = buildPlan(G, Plan);
     if (!P)
       return P.takeError();

@@ -33,6 +33,8 @@ struct ModelLoadOptions {
   std::string Arch;
   std::string CacheDir;
   bool AllowTF32 = false;
+  Precision Prec = Precision::F32;
+  bool ComputeIo = false;
   std::vector<std::string> DisabledPasses;
   /// --no-fusion, --disable-fusion (see FusionFlags) and the hidden
   /// --test-perturb-group of compare.

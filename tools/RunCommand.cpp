@@ -84,6 +84,7 @@ static cl::opt<unsigned> RunShowValues("show-values", cl::init(8),
                                        cl::sub(RunCmd), cl::cat(RunCat));
 
 static FusionFlags RunFusion(RunCmd, RunCat);
+static PrecisionFlags RunPrecision(RunCmd, RunCat);
 
 cl::SubCommand &runSubCommand() { return RunCmd; }
 
@@ -304,6 +305,8 @@ int runRunCommand() {
   PipelineOptions PO;
   PO.DisabledPasses.assign(RunDisabled.begin(), RunDisabled.end());
   RunFusion.apply(PO);
+  if (Error E = RunPrecision.apply(PO))
+    return reportError(std::move(E));
   if (Error E = (*B)->prepare(**G, PO, !RunNoOptimize))
     return reportError(std::move(E));
   Expected<std::vector<Tensor>> Outputs = (*B)->run(**G, Inputs);

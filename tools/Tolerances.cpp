@@ -20,6 +20,23 @@ static const ToleranceOverride Overrides[] = {
      "bf16 ulp (2^-7 relative)"},
 };
 
+static const IllConditionedTest IllConditioned[] = {
+    {"test_squeezenet",
+     "every weight is 0.02, so all 1000 logits are equal (about 9.5e9, where "
+     "one float ulp is 1024) and the expected Softmax is uniform only if "
+     "every channel is summed in the same order; a BLAS whose micro-kernel "
+     "sums the last channels in another order makes them differ by ulps "
+     "and Softmax picks them (seen with one OpenBLAS CPU kernel; cuDNN and "
+     "other CPUs pass)"},
+};
+
+const IllConditionedTest *findIllConditioned(llvm::StringRef TestName) {
+  for (const IllConditionedTest &T : IllConditioned)
+    if (TestName == T.TestName)
+      return &T;
+  return nullptr;
+}
+
 llvm::ArrayRef<ToleranceOverride> toleranceOverrides() { return Overrides; }
 
 const ToleranceOverride *findToleranceOverride(llvm::StringRef TestName) {

@@ -27,6 +27,16 @@ struct ToleranceOverride {
   const char *Reason;
 };
 
+/// A test whose expected output depends on the summation order of its
+/// generator: no tolerance describes it, so a failure counts as skipped,
+/// with this reason and the failure (a pass still counts as a pass).
+struct IllConditionedTest {
+  const char *TestName;
+  const char *Reason;
+};
+/// The entry for a test folder name, or null.
+const IllConditionedTest *findIllConditioned(llvm::StringRef TestName);
+
 /// Every override, for listing.
 llvm::ArrayRef<ToleranceOverride> toleranceOverrides();
 /// The override for a test folder name, or null.

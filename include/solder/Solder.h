@@ -61,6 +61,12 @@ struct CompileOptions {
   /// Lets fp32 matmuls and convolutions use TF32 tensor cores (faster,
   /// about 1e-3 relative error). Off by default.
   bool AllowTF32 = false;
+  /// fp32 (default), tf32 (as AllowTF32), fp16 or bf16: float tensors
+  /// are stored in that type, accumulation stays fp32. The model's fp32
+  /// inputs and outputs keep their type (casts at the boundary) unless
+  /// ComputeIo.
+  Precision Prec = Precision::F32;
+  bool ComputeIo = false;
   /// Pipeline passes to skip, by name.
   std::vector<std::string> DisabledPasses;
   /// No fusion at all (every op its own step), and fusion instances not to

@@ -189,6 +189,8 @@ struct Plan {
   std::string IrText;
   /// "sm_90": what the cubins were compiled for.
   std::string Arch;
+  /// The precision the graph was compiled in (fp16: reduced storage).
+  Precision Prec = Precision::F32;
   std::vector<PlanKernel> Kernels;
   std::vector<GemmConfig> Gemms;
   std::vector<ConvConfig> Convs;

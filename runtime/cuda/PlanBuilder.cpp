@@ -1010,6 +1010,7 @@ Expected<Plan> Builder::build() {
   if (Error E = placeBuffers())
     return std::move(E);
   P.Arch = Opts.Arch;
+  P.Prec = Opts.Prec;
   return std::move(P);
 }
 

@@ -28,6 +28,8 @@ struct PlanOptions {
   std::string CacheDir;
   /// Lets fp32 matmuls and convolutions use TF32 tensor cores.
   bool AllowTF32 = false;
+  /// What the graph was converted to (recorded in the plan).
+  Precision Prec = Precision::F32;
   /// Progress lines for long steps; null = quiet.
   llvm::raw_ostream *Progress = nullptr;
   /// Test only: the generated kernel of this fused group perturbs its

@@ -221,6 +221,7 @@ static std::string serializeMetadata(const Plan &P) {
     W.tensor(T);
   W.str(P.IrText);
   W.str(P.Arch);
+  W.pod<uint8_t>(uint8_t(P.Prec));
   W.pod<uint64_t>(P.Kernels.size());
   for (const PlanKernel &K : P.Kernels) {
     W.str(K.Name);
@@ -493,6 +494,10 @@ Expected<Plan> deserializePlan(StringRef Bytes,
     P.Outputs.push_back(R.tensor());
   P.IrText = R.str();
   P.Arch = R.str();
+  uint8_t Prec = R.pod<uint8_t>();
+  if (Prec > uint8_t(Precision::BF16))
+    R.Failed = true;
+  P.Prec = Precision(Prec);
   for (uint64_t I = 0, N = R.count(40); I < N && !R.Failed; ++I) {
     PlanKernel K;
     K.Name = R.str();

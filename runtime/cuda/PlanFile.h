@@ -38,7 +38,8 @@ namespace solder {
 
 /// 4: matmul epilogues and separate C, fused convolutions, step group ids,
 /// Plan::Groups (with operand and result buffers) and Plan::Decisions.
-/// 5: pointer-array batched matmuls (GemmConfig::BatchDims).
+/// 5: pointer-array batched matmuls (GemmConfig::BatchDims), the plan's
+/// precision.
 constexpr uint32_t PlanFormatVersion = 5;
 
 /// 64-bit checksum of plan bytes: four interleaved lanes of a

@@ -106,6 +106,8 @@ CompiledModel::compileGraph(Graph &G, const CompileOptions &Opts) {
   PO.TargetGpu = true;
   PO.NoFusion = Opts.NoFusion;
   PO.DisabledFusions = Opts.DisabledFusions;
+  PO.Prec = Opts.Prec;
+  PO.KeepModelIo = !Opts.ComputeIo;
   std::vector<DecisionRecord> Decisions;
   PO.Decisions = &Decisions;
   if (Error E = runPipeline(G, PO))
@@ -122,7 +124,8 @@ CompiledModel::compileGraph(Graph &G, const CompileOptions &Opts) {
     }
   }
   PlanOpts.CacheDir = Opts.CacheDir;
-  PlanOpts.AllowTF32 = Opts.AllowTF32;
+  PlanOpts.AllowTF32 = Opts.AllowTF32 || Opts.Prec == Precision::TF32;
+  PlanOpts.Prec = Opts.Prec;
   PlanOpts.Progress = Opts.Progress;
   PlanOpts.PerturbGroupId = Opts.PerturbGroupId;
   Expected<Plan> P = buildPlan(G, PlanOpts);
@@ -536,10 +539,15 @@ Error ExecutionContext::Impl::refreshArgs(cudaStream_t Stream) {
               reinterpret_cast<uint64_t>(resolve(*Refs[O])) + Off[O];
       }
     }
+    // Stream-ordered, never on the legacy stream: another thread may be
+    // capturing a graph meanwhile, and a legacy-stream copy would join it.
     SOLDER_CUDA_TRY(cudaStreamSynchronize(Stream),
                     "waiting before updating matmul pointer tables");
-    SOLDER_CUDA_TRY(cudaMemcpy(Block + PtrTableBase, PtrHost.data(),
-                               PtrHost.size() * 8, cudaMemcpyHostToDevice),
+    SOLDER_CUDA_TRY(cudaMemcpyAsync(Block + PtrTableBase, PtrHost.data(),
+                                    PtrHost.size() * 8, cudaMemcpyHostToDevice,
+                                    Stream),
+                    "uploading matmul pointer tables");
+    SOLDER_CUDA_TRY(cudaStreamSynchronize(Stream),
                     "uploading matmul pointer tables");
   }
   ArgsStale = false;

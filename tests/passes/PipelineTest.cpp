@@ -86,6 +86,7 @@ TEST(Pipeline, PassNamesAreInPipelineOrder) {
                                        "batchnorm-folding",
                                        "conv-pad-legalization",
                                        "matmul-broadcast-legalization",
+                                       "precision-conversion",
                                        "horizontal-matmul-fusion",
                                        "epilogue-fusion",
                                        "loop-fusion"};

@@ -394,6 +394,52 @@ TEST(GpuRuntimeTest, SharedModelsMatchReference) {
     GTEST_SKIP() << "no shared models under " << sharedDir();
 }
 
+TEST(GpuRuntimeTest, ReducedPrecisionModelsMatchTheFp32Reference) {
+  // fp16 and bf16 plans (model inputs and outputs kept fp32) against the
+  // reference executor on the original fp32 graph, within the precision
+  // bounds of the precision issue: 1e-2 (fp16), 3e-2 (bf16), 1e-3 (tf32).
+  SKIP_WITHOUT_GPU();
+  struct Bound {
+    Precision P;
+    double Tol;
+  };
+  unsigned Ran = 0;
+  for (const ModelCase &C : sharedModels()) {
+    if (!llvm::sys::fs::exists(modelPath(C.File)))
+      continue;
+    auto G = importOnnxFile(modelPath(C.File), importOptionsFor(C));
+    ASSERT_TRUE(bool(G)) << llvm::toString(G.takeError());
+    std::vector<Tensor> In = randomInputs(**G, 7);
+    std::vector<Tensor> Ref = referenceOutputs(C, In);
+    for (Bound B : {Bound{Precision::F16, 1e-2}, Bound{Precision::BF16, 3e-2},
+                    Bound{Precision::TF32, 1e-3}}) {
+      SCOPED_TRACE(std::string(C.File) + " " + precisionName(B.P).str());
+      CompileOptions CO = compileOptionsFor(C);
+      CO.Prec = B.P;
+      auto M = CompiledModel::compileFile(modelPath(C.File), CO);
+      ASSERT_TRUE(bool(M)) << llvm::toString(M.takeError());
+      auto Ctx = (*M)->createContext();
+      ASSERT_TRUE(bool(Ctx)) << llvm::toString(Ctx.takeError());
+      for (int Run = 0; Run < 2; ++Run) {
+        auto Out = (*Ctx)->runHost(In);
+        ASSERT_TRUE(bool(Out)) << llvm::toString(Out.takeError());
+        ASSERT_EQ(Out->size(), Ref.size());
+        for (size_t I = 0; I < Out->size(); ++I) {
+          double Err = relativeError((*Out)[I], Ref[I]);
+          EXPECT_LE(Err, B.Tol) << "output " << I << " run " << Run;
+          if (Run == 1)
+            std::printf("[ %-8s ] %s output %zu: rel err %.3g, %zu steps\n",
+                        precisionName(B.P).str().c_str(), C.File, I, Err,
+                        (*M)->stats().Steps);
+        }
+      }
+    }
+    ++Ran;
+  }
+  if (Ran == 0)
+    GTEST_SKIP() << "no shared models under " << sharedDir();
+}
+
 TEST(GpuRuntimeTest, FourThreadsShareOneModel) {
   SKIP_WITHOUT_GPU();
   ModelCase C = sharedModels()[0];

@@ -1,0 +1,251 @@
+//===- PrecisionConversion.cpp - fp32 graphs to fp16/bf16 -----------------===//
+//
+// One walk in graph order. Each node gets a compute type: the reduced type,
+// or fp32 when the policy says so or when a float operand of a
+// non-contraction node is already fp32 from such an op (an fp32 region
+// extends through elementwise, reduction and data-movement ops until a
+// contraction, which takes reduced operands: Exp -> ReduceSum -> Div of a
+// decomposed softmax stays fp32 as a whole and never overflows in between).
+// Operands of the other type get a Cast; constants are converted directly
+// (each at most once per type), never through a Cast node.
+//
+//===----------------------------------------------------------------------===//
+#include "passes/PrecisionConversion.h"
+#include "ir/OpRegistry.h"
+#include "ir/Tensor.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+#include <cmath>
+
+namespace solder {
+
+namespace {
+
+const PrecisionRule Policy[] = {
+    {OpKind::Exp, true,
+     "exp(x) leaves fp16's range above x = 11.1: results stay fp32"},
+    {OpKind::Pow, true,
+     "powers leave fp16's range for moderate bases (300^2 > 65504): results "
+     "stay fp32"},
+    {OpKind::ReduceSum, true,
+     "a sum over a long row leaves fp16's range (4096 values of 20): results "
+     "stay fp32"},
+    {OpKind::Softmax, false,
+     "computed in fp32 inside its kernel (max, exp, sum); the probabilities "
+     "are stored reduced"},
+    {OpKind::LogSoftmax, false, "computed in fp32 inside its kernel"},
+    {OpKind::LayerNormalization, false,
+     "mean and variance in fp32 inside its kernel (two-pass); the "
+     "normalised row is stored reduced"},
+    {OpKind::RMSNormalization, false, "mean square in fp32 inside its kernel"},
+    {OpKind::ReduceMean, false, "accumulates in fp32 inside its kernel"},
+    {OpKind::Erf, false, "erf (and GELU's erf) in fp32 inside the kernel"},
+    {OpKind::Gelu, false, "computed in fp32 inside the kernel"},
+    {OpKind::Log, false, "computed in fp32 inside the kernel"},
+    {OpKind::MatMul, false,
+     "cuBLASLt with reduced inputs and outputs, fp32 accumulation "
+     "(CUBLAS_COMPUTE_32F)"},
+    {OpKind::Gemm, false, "cuBLASLt, fp32 accumulation"},
+    {OpKind::Conv, false, "cuDNN, fp32 accumulation"},
+    {OpKind::ConvTranspose, false, "cuDNN, fp32 accumulation"},
+};
+
+const PrecisionRule *ruleFor(OpKind K) {
+  for (const PrecisionRule &R : Policy)
+    if (R.Kind == K)
+      return &R;
+  return nullptr;
+}
+
+/// The largest finite value of T.
+double largestFinite(DType T) {
+  return T == DType::F16 ? 65504.0 : 3.3895313892515355e38;
+}
+
+bool isFloatData(const Value *V, DType Reduced) {
+  return V && (V->dtype() == DType::F32 || V->dtype() == Reduced);
+}
+
+class Converter {
+public:
+  Converter(Graph &G, DType T, DecisionLog &Log) : G(G), T(T), Log(Log) {}
+
+  /// A reduced copy of the fp32 constant C (clamped to the finite range).
+  Value *reducedConstant(Value *C) {
+    auto [It, New] = Reduced.try_emplace(C, nullptr);
+    if (!New)
+      return It->second;
+    const Tensor &Src = *C->constant();
+    Tensor Dst(T, Src.dims());
+    double Max = largestFinite(T);
+    for (int64_t I = 0; I < Src.numElements(); ++I) {
+      double V = Src.getDouble(I);
+      if (std::isfinite(V))
+        V = std::max(-Max, std::min(Max, V));
+      Dst.setDouble(I, V);
+    }
+    It->second = G.addConstant(
+        G.uniqueName(C->name() + "." + dtypeName(T).str()), std::move(Dst));
+    Changed = true;
+    return It->second;
+  }
+
+  /// A Cast of V to To, placed before Before.
+  Value *castBefore(Value *V, DType To, Node *Before) {
+    auto [It, New] = Casts.try_emplace({V, unsigned(To)}, nullptr);
+    if (!New)
+      return It->second;
+    Node *C =
+        G.insertNode(G.iteratorOf(Before), OpKind::Cast, {V},
+                     {G.uniqueName(V->name() + "." + dtypeName(To).str())}, "");
+    C->attrs().set("to", Attribute(int64_t(onnxDTypeCode(To))));
+    llvm::cantFail(inferNodeTypes(*C));
+    Inserted.insert(C);
+    Changed = true;
+    It->second = C->result(0);
+    return It->second;
+  }
+
+  /// Replaces V's uses in nodes other than Except by a Cast of V to To
+  /// placed right after V is defined (before First, its first user).
+  Value *castAllUses(Value *V, DType To, Node *First, Node *Except) {
+    Node *C =
+        G.insertNode(G.iteratorOf(First), OpKind::Cast, {V},
+                     {G.uniqueName(V->name() + "." + dtypeName(To).str())}, "");
+    C->attrs().set("to", Attribute(int64_t(onnxDTypeCode(To))));
+    llvm::cantFail(inferNodeTypes(*C));
+    Inserted.insert(C);
+    Changed = true;
+    std::vector<Use> Uses(V->uses().begin(), V->uses().end());
+    for (const Use &U : Uses)
+      if (U.User != C && U.User != Except)
+        U.User->setOperand(U.OperandIndex, C->result(0));
+    return C->result(0);
+  }
+
+  llvm::Error convertNode(Node &N) {
+    if (Inserted.count(&N))
+      return llvm::Error::success();
+    if (N.body())
+      return makeError(N.describe() +
+                       ": precision-conversion runs before the fusion passes");
+    FusionKind K = getOpInfo(N.kind()).Fusion;
+    const PrecisionRule *R = ruleFor(N.kind());
+    bool WideOperand = llvm::any_of(
+        N.operands(), [&](const Value *V) { return V && Wide.count(V); });
+    bool F32 =
+        (R && R->F32Storage) || (K != FusionKind::Contraction && WideOperand);
+    DType C = F32 ? DType::F32 : T;
+    if (R && R->F32Storage) {
+      Decision D = Decision::yes();
+      D.Reason = std::string("kept in fp32: ") + R->Reason;
+      Log.note(N, D);
+    }
+    if (N.kind() == OpKind::Cast) {
+      // A cast to fp32 in the model casts to the plan's float type.
+      std::optional<DType> To =
+          dtypeFromOnnx(N.attrs().getInt("to", onnxDTypeCode(DType::F32)));
+      if (To == DType::F32 && C != DType::F32) {
+        N.attrs().set("to", Attribute(int64_t(onnxDTypeCode(C))));
+        Changed = true;
+      }
+    }
+    for (unsigned I = 0; I < N.numOperands(); ++I) {
+      Value *V = N.operand(I);
+      if (!isFloatData(V, T) || V->dtype() == C)
+        continue;
+      if (V->isConstant() && V->dtype() == DType::F32) {
+        N.setOperand(I, reducedConstant(V));
+        continue;
+      }
+      if (N.kind() == OpKind::Cast)
+        continue; // a Cast reads any type
+      N.setOperand(I, castBefore(V, C, &N));
+    }
+    if (llvm::Error E = inferNodeTypes(N))
+      return E;
+    for (Value *Res : N.results()) {
+      if (!Res || Res->dtype() != DType::F32)
+        continue;
+      if (C == DType::F32) {
+        Wide.insert(Res);
+        continue;
+      }
+      // A result typed by an attribute (ConstantOfShape's value, ...):
+      // reduced for its users.
+      auto Next = std::next(G.iteratorOf(&N));
+      if (Next != G.nodes().end())
+        castAllUses(Res, T, Next->get(), nullptr);
+    }
+    return llvm::Error::success();
+  }
+
+  Graph &G;
+  DType T;
+  DecisionLog &Log;
+  llvm::DenseMap<Value *, Value *> Reduced;
+  /// Casts made so far, by value and target type (fp32 or reduced).
+  llvm::DenseMap<std::pair<Value *, unsigned>, Value *> Casts;
+  llvm::DenseSet<const Node *> Inserted;
+  llvm::DenseSet<const Value *> Wide;
+  bool Changed = false;
+};
+
+} // namespace
+
+llvm::ArrayRef<PrecisionRule> precisionPolicy() { return Policy; }
+
+llvm::Expected<bool> PrecisionConversion::run(Graph &G, DecisionLog &Log) {
+  DType T = storageDType(Target);
+  if (T == DType::F32)
+    return false;
+  Converter C(G, T, Log);
+  std::vector<Value *> F32Outputs;
+  for (Value *V : G.outputs())
+    F32Outputs.push_back(V && V->dtype() == DType::F32 ? V : nullptr);
+
+  // Model inputs take the reduced type, or keep fp32 and are cast (once)
+  // before their first user that computes reduced.
+  if (!KeepModelIo)
+    for (Value *V : G.inputs())
+      if (V->dtype() == DType::F32) {
+        V->setType(TensorType(T, V->type().Dims));
+        C.Changed = true;
+      }
+
+  std::vector<Node *> Order;
+  for (auto &N : G.nodes())
+    Order.push_back(N.get());
+  for (Node *N : Order)
+    if (llvm::Error E = C.convertNode(*N))
+      return std::move(E);
+
+  // Model outputs: back to their declared fp32, or the reduced type.
+  for (unsigned J = 0; J < G.outputs().size(); ++J) {
+    Value *V = G.outputs()[J];
+    if (!F32Outputs[J] || !V)
+      continue;
+    DType Want = KeepModelIo ? DType::F32 : T;
+    if (V->dtype() == Want)
+      continue;
+    if (V->isConstant()) {
+      if (V->dtype() == DType::F32)
+        G.setOutput(J, C.reducedConstant(V));
+      continue;
+    }
+    std::string Name = V->name();
+    Node *Cast = G.addNode(OpKind::Cast, {V}, {G.uniqueName(Name + ".out")});
+    Cast->attrs().set("to", Attribute(int64_t(onnxDTypeCode(Want))));
+    if (llvm::Error E = inferNodeTypes(*Cast))
+      return std::move(E);
+    // The output keeps its name: the renamed value is the internal one.
+    G.renameValue(V, G.uniqueName(Name + "." + dtypeName(V->dtype()).str()));
+    G.renameValue(Cast->result(0), Name);
+    G.setOutput(J, Cast->result(0));
+    C.Changed = true;
+  }
+  G.removeUnusedConstants();
+  return C.Changed;
+}
+
+} // namespace solder

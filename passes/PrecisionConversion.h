@@ -1,0 +1,64 @@
+//===- PrecisionConversion.h - fp32 graphs to fp16/bf16 ---------*- C++ -*-===//
+//
+// Matches: every fp32 tensor of the graph (constants, model inputs and
+// outputs, node results) when the plan's precision is fp16 or bf16.
+// Produces: the same graph in the reduced type, with the weights converted
+// once here (finite values beyond the type's range clamped to its largest
+// finite value, so an additive mask of -3.4e38 stays a large negative number
+// instead of becoming -inf and turning 0 * mask into NaN), and Cast nodes
+// where a value changes type:
+//
+//   - at the model's inputs and outputs, which keep their declared fp32
+//     type unless the IO precision is "compute"; loop fusion folds these
+//     casts into the first and last kernels;
+//   - around the ops the precision policy keeps in fp32 storage (their
+//     results leave the reduced type's range: Exp, Pow, sums), see
+//     precisionPolicy().
+//
+// Every generated kernel computes in fp32 whatever its storage type, and
+// cuBLASLt/cuDNN accumulate in fp32 (CUBLAS_COMPUTE_32F, fp32 conv
+// compute), so "reduced precision" means reduced storage between groups.
+// Leaves alone: fp64, integer and bool tensors; fp32 and tf32 plans (tf32
+// only lets the libraries use TF32 tensor cores).
+// Preconditions: after folding and batchnorm-folding (weights are folded in
+// fp32 first), before the fusion passes (they see the final casts).
+//
+//===----------------------------------------------------------------------===//
+#ifndef SOLDER_PASSES_PRECISIONCONVERSION_H
+#define SOLDER_PASSES_PRECISIONCONVERSION_H
+
+#include "ir/DType.h"
+#include "ir/OpKind.h"
+#include "passes/Pass.h"
+#include "llvm/ADT/ArrayRef.h"
+#include <optional>
+
+namespace solder {
+
+/// One entry of the mixed-precision policy.
+struct PrecisionRule {
+  OpKind Kind;
+  /// Results stay fp32 (inputs are cast up to fp32 before the op).
+  bool F32Storage;
+  const char *Reason;
+};
+/// The policy table: ops with a rule of their own. Every other op stores
+/// its float results in the reduced type.
+llvm::ArrayRef<PrecisionRule> precisionPolicy();
+
+class PrecisionConversion : public Pass {
+public:
+  /// KeepModelIo: the model's fp32 inputs and outputs keep their type.
+  PrecisionConversion(Precision P, bool KeepModelIo)
+      : Target(P), KeepModelIo(KeepModelIo) {}
+  llvm::StringRef name() const override { return "precision-conversion"; }
+  llvm::Expected<bool> run(Graph &G, DecisionLog &Log) override;
+
+private:
+  Precision Target;
+  bool KeepModelIo;
+};
+
+} // namespace solder
+
+#endif

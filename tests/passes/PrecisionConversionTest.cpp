@@ -1,0 +1,150 @@
+//===- PrecisionConversionTest.cpp ----------------------------------------===//
+#include "passes/PrecisionConversion.h"
+#include "PassTestUtils.h"
+#include <cmath>
+#include <cstring>
+
+using namespace solder;
+using namespace solder::test;
+
+namespace {
+
+std::pair<bool, std::string> convert(llvm::StringRef Text, Precision P,
+                                     bool KeepModelIo = true) {
+  PrecisionConversion Pass(P, KeepModelIo);
+  return runPassOn(Pass, Text);
+}
+
+const char *Mlp = R"(graph "g" opset 17 {
+  input %x : f32[2,4]
+  const %w : f32[4,3] = [0.5, -0.25, 1, 2, 0.125, -1, 0.75, 0.5, -0.5, 1, 1, 1]
+  const %b : f32[3] = [0.1, 0.2, 0.3]
+  %m = MatMul(%x, %w) : f32[2,3] @"mm"
+  %a = Add(%m, %b) : f32[2,3] @"add"
+  %r = Relu(%a) : f32[2,3] @"relu"
+  output %r
+})";
+
+/// Reference outputs of Before and After on the same random inputs (After
+/// may take them in another float type when KeepModelIo is off).
+double relativeDifference(llvm::StringRef Before, const std::string &After) {
+  auto B = parseOrDie(Before), A = parseOrDie(After);
+  if (!B || !A)
+    return 1e9;
+  auto RB = runRandom(*B, 3), RA = runRandom(*A, 3);
+  double Max = 0, MaxRef = 0;
+  for (size_t I = 0; I < RB.size() && I < RA.size(); ++I)
+    for (int64_t J = 0; J < RB[I].numElements(); ++J) {
+      Max = std::max(Max, std::fabs(RA[I].getDouble(J) - RB[I].getDouble(J)));
+      MaxRef = std::max(MaxRef, std::fabs(RB[I].getDouble(J)));
+    }
+  return Max / std::max(MaxRef, 1e-30);
+}
+
+} // namespace
+
+TEST(PrecisionConversion, Fp16KeepsTheModelsFp32InputsAndOutputs) {
+  auto [Changed, After] = convert(Mlp, Precision::F16);
+  EXPECT_TRUE(Changed);
+  // Weights converted once; casts at the boundary only.
+  EXPECT_NE(After.find("const %w.f16 : f16[4,3]"), std::string::npos) << After;
+  EXPECT_NE(After.find("MatMul(%x.f16, %w.f16) : f16[2,3]"), std::string::npos)
+      << After;
+  EXPECT_NE(After.find("%r = Cast(%r.f16) {to = 1} : f32[2,3]"),
+            std::string::npos)
+      << After;
+  EXPECT_NE(After.find("input %x : f32[2,4]"), std::string::npos) << After;
+  EXPECT_LE(relativeDifference(Mlp, After), 1e-2);
+}
+
+TEST(PrecisionConversion, ComputeIoTakesTheReducedTypeAtTheBoundary) {
+  auto [Changed, After] = convert(Mlp, Precision::BF16, false);
+  EXPECT_TRUE(Changed);
+  EXPECT_NE(After.find("input %x : bf16[2,4]"), std::string::npos) << After;
+  EXPECT_EQ(After.find("Cast("), std::string::npos) << After;
+}
+
+TEST(PrecisionConversion, Fp32AndTf32PlansAreLeftAlone) {
+  // Negative twin: nothing to convert.
+  for (Precision P : {Precision::F32, Precision::TF32}) {
+    auto [Changed, After] = convert(Mlp, P);
+    EXPECT_FALSE(Changed);
+    EXPECT_EQ(After, canonical(Mlp));
+  }
+}
+
+TEST(PrecisionConversion, HugeMaskConstantsStayFinite) {
+  // A transformer's additive mask: (1 - mask) * float32 min. Rounded to
+  // fp16 the constant would be -inf and 0 * -inf = NaN for kept tokens.
+  const char *Text = R"(graph "g" opset 17 {
+  input %scores : f32[1,4]
+  input %mask : i64[1,4]
+  const %one : f32[] = [1]
+  const %min : f32[] = [-3.4028234663852886e38]
+  %mf = Cast(%mask) {to = 1} : f32[1,4] @"cast"
+  %inv = Sub(%one, %mf) : f32[1,4] @"sub"
+  %add = Mul(%inv, %min) : f32[1,4] @"mul"
+  %s = Add(%scores, %add) : f32[1,4] @"add"
+  %p = Softmax(%s) {axis = -1} : f32[1,4] @"softmax"
+  output %p
+})";
+  for (Precision P : {Precision::F16, Precision::BF16}) {
+    auto [Changed, After] = convert(Text, P);
+    EXPECT_TRUE(Changed);
+    auto G = parseOrDie(After);
+    ASSERT_TRUE(G);
+    Tensor Scores(DType::F32, {1, 4}), Mask(DType::I64, {1, 4});
+    for (int I = 0; I < 4; ++I) {
+      Scores.setDouble(I, 0.5 * I);
+      Mask.setDouble(I, I < 3 ? 1 : 0); // the last token is padding
+    }
+    auto Out = runReference(*G, {Scores, Mask});
+    ASSERT_TRUE(bool(Out)) << llvm::toString(Out.takeError());
+    for (int I = 0; I < 4; ++I)
+      EXPECT_TRUE(std::isfinite((*Out)[0].getDouble(I))) << After;
+    EXPECT_NEAR((*Out)[0].getDouble(3), 0.0, 1e-6);
+    EXPECT_NEAR((*Out)[0].getDouble(0) + (*Out)[0].getDouble(1) +
+                    (*Out)[0].getDouble(2),
+                1.0, 1e-2);
+  }
+}
+
+TEST(PrecisionConversion, ExpAndItsSumStayFp32UntilTheNextMatMul) {
+  // A decomposed softmax: exp(12) overflows fp16, so Exp, the sum and the
+  // division run in fp32; the matmul after them takes fp16 again.
+  const char *Text = R"(graph "g" opset 17 {
+  input %x : f32[2,4]
+  const %axes : i64[1] = [1]
+  const %w : f32[4,2] = [1, 0, 0, 1, 1, 0, 0, 1]
+  %e = Exp(%x) : f32[2,4] @"exp"
+  %s = ReduceSum(%e, %axes) {keepdims = 1} : f32[2,1] @"sum"
+  %p = Div(%e, %s) : f32[2,4] @"div"
+  %m = MatMul(%p, %w) : f32[2,2] @"mm"
+  output %m
+})";
+  auto [Changed, After] = convert(Text, Precision::F16);
+  EXPECT_TRUE(Changed);
+  EXPECT_NE(After.find("Exp(%x) : f32[2,4]"), std::string::npos) << After;
+  EXPECT_NE(After.find("Div(%e, %s) : f32[2,4]"), std::string::npos) << After;
+  EXPECT_NE(After.find("MatMul(%p.f16, %w.f16) : f16[2,2]"), std::string::npos)
+      << After;
+  EXPECT_LE(relativeDifference(Text, After), 1e-2);
+}
+
+TEST(PrecisionConversion, IntegerGraphsAreUntouched) {
+  // Negative twin: no float tensor, nothing to do but report no casts.
+  const char *Text = R"(graph "g" opset 17 {
+  input %a : i64[3]
+  input %b : i64[3]
+  %c = Add(%a, %b) : i64[3] @"add"
+  output %c
+})";
+  auto [Changed, After] = convert(Text, Precision::F16);
+  EXPECT_FALSE(Changed);
+  EXPECT_EQ(After, canonical(Text));
+}
+
+TEST(PrecisionConversion, PolicyGivesEveryEntryAReason) {
+  for (const PrecisionRule &R : precisionPolicy())
+    EXPECT_GT(std::strlen(R.Reason), 20u);
+}
