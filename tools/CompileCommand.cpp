@@ -62,6 +62,13 @@ static cl::list<std::string>
                     cl::sub(CompileCmd), cl::cat(CompileCat));
 
 static FusionFlags CompileFusion(CompileCmd, CompileCat);
+static cl::opt<bool> CompileTune(
+    "tune",
+    cl::desc("Choose the cuDNN and cuBLASLt algorithms on this machine's GPU "
+             "now (cuDNN measures them) and store them in the plan, so every "
+             "process that loads it runs the same ones; without it they are "
+             "chosen each time the plan is loaded"),
+    cl::sub(CompileCmd), cl::cat(CompileCat));
 static PrecisionFlags CompilePrecision(CompileCmd, CompileCat);
 static FusionReportFlag CompileReport(CompileCmd, CompileCat);
 
@@ -223,6 +230,11 @@ int runCompileCommand() {
   double Seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - Start)
           .count();
+  if (CompileTune) {
+    if (Error E = Model->loadOnDevice())
+      return reportError("--tune needs the plan's GPU here: " +
+                         toString(std::move(E)));
+  }
   if (Error E = Model->savePlan(CompileOut))
     return reportError(std::move(E));
   ModelStats S = Model->stats();
@@ -239,6 +251,12 @@ int runCompileCommand() {
                                                double(S.NaiveArenaBytes)
                                          : 100.0,
                        S.WeightBytes, Seconds);
+  SummaryOS << (Model->plan().TunedOn.empty()
+                    ? std::string("library algorithms: chosen when the plan "
+                                  "is loaded (compile with --tune on the GPU "
+                                  "to store them)\n")
+                    : "library algorithms: tuned on " + Model->plan().TunedOn +
+                          "\n");
   if (CompileReport.requested())
     CompileReport.print(outs(),
                         fusionReportFromPlan(Model->plan(), Compiled.get()));

@@ -129,7 +129,10 @@ public:
   const Plan &plan() const;
 
   /// Uploads weights, loads kernels and chooses library algorithms on the
-  /// current device (done once; createContext calls it).
+  /// current device (done once; createContext calls it). The algorithms
+  /// are recorded in the plan with the GPU's name: savePlan afterwards
+  /// writes a tuned plan, whose algorithms every later load on the same
+  /// GPU model reuses (`solder compile --tune`).
   llvm::Error loadOnDevice();
   /// A new execution context on the current device.
   llvm::Expected<std::unique_ptr<ExecutionContext>> createContext();

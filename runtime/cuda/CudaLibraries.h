@@ -28,6 +28,7 @@ namespace solder {
   X(cublasLtMatmulPreferenceDestroy)                                           \
   X(cublasLtMatmulPreferenceSetAttribute)                                      \
   X(cublasLtMatmulAlgoGetHeuristic)                                            \
+  X(cublasLtMatmulAlgoCheck)                                                   \
   X(cublasLtMatmul)
 
 #define SOLDER_CUDNN_FUNCTIONS(X)                                              \

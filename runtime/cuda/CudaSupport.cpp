@@ -54,6 +54,16 @@ Expected<std::string> currentDeviceArch() {
   return "sm_" + std::to_string(Major) + std::to_string(Minor);
 }
 
+Expected<std::string> currentDeviceName() {
+  Expected<int> Dev = requireDevice();
+  if (!Dev)
+    return Dev.takeError();
+  cudaDeviceProp Prop;
+  SOLDER_CUDA_TRY(cudaGetDeviceProperties(&Prop, *Dev),
+                  "cudaGetDeviceProperties");
+  return std::string(Prop.name);
+}
+
 /// NVML's C interface, declared here: the toolkit ships no nvml.h, the
 /// library comes with the driver. Results are nvmlReturn_t (0: success).
 namespace {

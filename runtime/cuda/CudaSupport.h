@@ -27,6 +27,9 @@ llvm::Error cudnnError(cudnnStatus_t Status, const llvm::Twine &What);
 llvm::Expected<int> requireDevice();
 /// "sm_90" for the current device.
 llvm::Expected<std::string> currentDeviceArch();
+/// "NVIDIA H100 80GB HBM3": the current device's model, which library
+/// algorithms tuned on it are valid for.
+llvm::Expected<std::string> currentDeviceName();
 /// The architecture to compile for on this machine, without creating a CUDA
 /// context: NVML answers in ~15 ms where the driver's initialization takes
 /// ~0.2 s, which would dominate a compile whose kernels are all cached. It

@@ -146,6 +146,19 @@ Error GemmCall::init(const GemmConfig &C) {
   return Layout(LayoutD, C.M, C.N, C.Ldd, C.StrideD);
 }
 
+bool GemmCall::checkAlgo(cublasLtHandle_t H, const cublasLtMatmulAlgo_t &Algo,
+                         size_t &Workspace) const {
+  cublasLtMatmulHeuristicResult_t Result;
+  if (cudaLibs().cublasLtMatmulAlgoCheck(
+          H, Desc, LayoutA, LayoutB, LayoutC ? LayoutC : LayoutD, LayoutD,
+          &Algo, &Result) != CUBLAS_STATUS_SUCCESS ||
+      Result.state != CUBLAS_STATUS_SUCCESS ||
+      Result.workspaceSize > GemmWorkspaceLimit)
+    return false;
+  Workspace = Result.workspaceSize;
+  return true;
+}
+
 Error GemmCall::chooseAlgo(cublasLtHandle_t H, cublasLtMatmulAlgo_t &Algo,
                            size_t &Workspace) const {
   cublasLtMatmulPreference_t Pref;

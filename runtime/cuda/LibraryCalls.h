@@ -33,6 +33,10 @@ public:
   /// Asks the heuristics for the best algorithm (at model load).
   llvm::Error chooseAlgo(cublasLtHandle_t H, cublasLtMatmulAlgo_t &Algo,
                          size_t &Workspace) const;
+  /// Whether a stored algorithm still runs this problem here (same GPU
+  /// model, another cuBLASLt version may refuse it); Workspace is its need.
+  bool checkAlgo(cublasLtHandle_t H, const cublasLtMatmulAlgo_t &Algo,
+                 size_t &Workspace) const;
   /// Bias is read by the *_BIAS epilogues, C when C.CFrom is Separate
   /// (null otherwise).
   llvm::Error enqueue(cublasLtHandle_t H, const cublasLtMatmulAlgo_t &Algo,

@@ -93,6 +93,12 @@ struct GemmConfig {
   Epilogue Epi = Epilogue::None;
   CSource CFrom = CSource::None;
   bool AllowTF32 = false;
+  /// The algorithm chosen on Plan::TunedOn (cuBLASLt's opaque
+  /// cublasLtMatmulAlgo_t) and its workspace; unset = ask the heuristics
+  /// when the plan is loaded.
+  bool HasAlgo = false;
+  std::array<uint64_t, 8> AlgoData = {};
+  uint64_t AlgoWorkspace = 0;
   BufferRef A, B, BiasVec, C, D;
 
   bool pointerArrays() const { return !BatchDims.empty(); }
@@ -191,6 +197,10 @@ struct Plan {
   std::string Arch;
   /// The precision the graph was compiled in (fp16: reduced storage).
   Precision Prec = Precision::F32;
+  /// The GPU (its name) whose library algorithms the plan holds
+  /// (GemmConfig::AlgoData, ConvConfig::Algo); empty = none chosen yet. A
+  /// plan loaded on another GPU model chooses them again.
+  std::string TunedOn;
   std::vector<PlanKernel> Kernels;
   std::vector<GemmConfig> Gemms;
   std::vector<ConvConfig> Convs;

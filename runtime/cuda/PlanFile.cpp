@@ -222,6 +222,7 @@ static std::string serializeMetadata(const Plan &P) {
   W.str(P.IrText);
   W.str(P.Arch);
   W.pod<uint8_t>(uint8_t(P.Prec));
+  W.str(P.TunedOn);
   W.pod<uint64_t>(P.Kernels.size());
   for (const PlanKernel &K : P.Kernels) {
     W.str(K.Name);
@@ -252,6 +253,10 @@ static std::string serializeMetadata(const Plan &P) {
     W.pod<uint8_t>(uint8_t(C.Epi));
     W.pod<uint8_t>(uint8_t(C.CFrom));
     W.pod<uint8_t>(C.AllowTF32);
+    W.pod<uint8_t>(C.HasAlgo);
+    for (uint64_t X : C.AlgoData)
+      W.pod<uint64_t>(X);
+    W.pod<uint64_t>(C.AlgoWorkspace);
     W.ref(C.A);
     W.ref(C.B);
     W.ref(C.BiasVec);
@@ -498,6 +503,7 @@ Expected<Plan> deserializePlan(StringRef Bytes,
   if (Prec > uint8_t(Precision::BF16))
     R.Failed = true;
   P.Prec = Precision(Prec);
+  P.TunedOn = R.str();
   for (uint64_t I = 0, N = R.count(40); I < N && !R.Failed; ++I) {
     PlanKernel K;
     K.Name = R.str();
@@ -543,6 +549,10 @@ Expected<Plan> deserializePlan(StringRef Bytes,
     C.Epi = GemmConfig::Epilogue(Epi);
     C.CFrom = GemmConfig::CSource(CFrom);
     C.AllowTF32 = R.pod<uint8_t>();
+    C.HasAlgo = R.pod<uint8_t>();
+    for (uint64_t &X : C.AlgoData)
+      X = R.pod<uint64_t>();
+    C.AlgoWorkspace = R.pod<uint64_t>();
     C.A = R.ref();
     C.B = R.ref();
     C.BiasVec = R.ref();

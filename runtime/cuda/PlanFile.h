@@ -39,7 +39,7 @@ namespace solder {
 /// 4: matmul epilogues and separate C, fused convolutions, step group ids,
 /// Plan::Groups (with operand and result buffers) and Plan::Decisions.
 /// 5: pointer-array batched matmuls (GemmConfig::BatchDims), the plan's
-/// precision.
+/// precision, tuned library algorithms (Plan::TunedOn).
 constexpr uint32_t PlanFormatVersion = 5;
 
 /// 64-bit checksum of plan bytes: four interleaved lanes of a

@@ -291,20 +291,42 @@ Error CompiledModel::Impl::load() {
     Kernels.push_back(Kern);
   }
 
+  // Library algorithms: the plan's when it was tuned on this GPU model,
+  // else chosen now and recorded in the plan (savePlan keeps them).
+  Expected<std::string> Name = currentDeviceName();
+  if (!Name)
+    return Name.takeError();
+  bool Tuned = !P.TunedOn.empty() && P.TunedOn == *Name;
+  if (!P.TunedOn.empty() && !Tuned) {
+    if (Progress)
+      *Progress << "note: the plan's algorithms were tuned on " << P.TunedOn
+                << ", this GPU is " << *Name << ": choosing them again\n";
+    for (ConvConfig &C : P.Convs)
+      C.Algo = -1;
+  }
   if (!P.Gemms.empty()) {
     cublasLtHandle_t Lt;
     SOLDER_CUBLAS_TRY(cudaLibs().cublasLtCreate(&Lt), "cublasLtCreate");
-    for (const GemmConfig &C : P.Gemms) {
+    for (GemmConfig &C : P.Gemms) {
       GemmCall Call;
       cublasLtMatmulAlgo_t Algo;
       size_t Ws = 0;
       Error E = Call.init(C);
-      if (!E)
+      static_assert(sizeof(Algo.data) == sizeof(C.AlgoData), "opaque algo");
+      bool Stored = false;
+      if (!E && Tuned && C.HasAlgo) {
+        std::memcpy(Algo.data, C.AlgoData.data(), sizeof(Algo.data));
+        Stored = Call.checkAlgo(Lt, Algo, Ws);
+      }
+      if (!E && !Stored)
         E = Call.chooseAlgo(Lt, Algo, Ws);
       if (E) {
         cudaLibs().cublasLtDestroy(Lt);
         return E;
       }
+      std::memcpy(C.AlgoData.data(), Algo.data, sizeof(Algo.data));
+      C.HasAlgo = true;
+      C.AlgoWorkspace = Ws;
       GemmAlgos.push_back(Algo);
       WorkspaceBytes = std::max(WorkspaceBytes, Ws);
     }
@@ -352,6 +374,7 @@ Error CompiledModel::Impl::load() {
     }
     cudaLibs().cudnnDestroy(Dnn);
   }
+  P.TunedOn = *Name;
   Loaded = true;
   return Error::success();
 }

@@ -329,10 +329,22 @@ TEST(FusedPlanTest, AttentionMatMulsReadAndWriteHeadLayoutsInPlace) {
   EXPECT_EQ(C.BatchDims, (std::vector<int64_t>{2, 2}));
   EXPECT_EQ(C.Ldd, 8); // rows of the merged [2, 5, 8] result
   EXPECT_EQ(C.BatchStrideD, (std::vector<int64_t>{40, 4}));
+  // A tuned plan keeps the GPU and the algorithms (opaque to solder).
+  P.TunedOn = "NVIDIA H100 80GB HBM3";
+  P.Gemms[0].HasAlgo = true;
+  P.Gemms[0].AlgoData = {1, 2, 3, 4, 5, 6, 7, 8};
+  P.Gemms[0].AlgoWorkspace = 4096;
+  P.Prec = Precision::F16;
   std::string Bytes = serializePlan(P);
   llvm::Expected<Plan> Back = deserializePlan(Bytes);
   ASSERT_TRUE(bool(Back)) << llvm::toString(Back.takeError());
   EXPECT_EQ(Back->Gemms[1].BatchStrideD, C.BatchStrideD);
+  EXPECT_EQ(Back->TunedOn, P.TunedOn);
+  EXPECT_EQ(Back->Prec, Precision::F16);
+  EXPECT_TRUE(Back->Gemms[0].HasAlgo);
+  EXPECT_EQ(Back->Gemms[0].AlgoData, P.Gemms[0].AlgoData);
+  EXPECT_EQ(Back->Gemms[0].AlgoWorkspace, 4096u);
+  EXPECT_FALSE(Back->Gemms[1].HasAlgo);
   EXPECT_EQ(serializePlan(*Back), Bytes);
 }
 
