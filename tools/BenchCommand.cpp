@@ -12,6 +12,7 @@
 #include "tools/CommandUtils.h"
 #include "tools/GpuCommands.h"
 #include "tools/RandomInputs.h"
+#include "tools/Verbosity.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
@@ -60,6 +61,7 @@ static cl::opt<uint64_t> BenchSeed("seed", cl::init(0),
                                    cl::sub(BenchCmd), cl::cat(BenchCat));
 
 static FusionFlags BenchFusion(BenchCmd, BenchCat);
+static VerbosityFlags BenchVerbosity(BenchCmd, BenchCat);
 
 cl::SubCommand &benchSubCommand() { return BenchCmd; }
 
@@ -100,7 +102,8 @@ static Error bench(json::Object &Out) {
   Opts.AllowTF32 = BenchTF32;
   Opts.NoFusion = BenchFusion.noFusion();
   Opts.DisabledFusions = BenchFusion.disabledFusions();
-  Opts.Progress = progressStream();
+  std::unique_ptr<PhaseDisplay> Display = BenchVerbosity.makeDisplay();
+  BenchVerbosity.apply(Opts, *Display);
   auto T0 = std::chrono::steady_clock::now();
   Expected<std::shared_ptr<CompiledModel>> M =
       loadOrCompileModel(BenchModel, Opts);

@@ -26,6 +26,7 @@
 #include "tools/GpuCommands.h"
 #include "tools/RandomInputs.h"
 #include "tools/TensorIO.h"
+#include "tools/Verbosity.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/FileSystem.h"
@@ -112,6 +113,7 @@ static cl::opt<int64_t> CmpPerturb(
              "error to its first output"),
     cl::sub(CompareCmd), cl::cat(CompareCat));
 static FusionFlags CmpFusion(CompareCmd, CompareCat);
+static VerbosityFlags CmpVerbosity(CompareCmd, CompareCat);
 
 cl::SubCommand &compareSubCommand() { return CompareCmd; }
 
@@ -386,7 +388,8 @@ static int runCompare() {
   Opts.NoFusion = CmpFusion.noFusion();
   Opts.DisabledFusions = CmpFusion.disabledFusions();
   Opts.PerturbGroupId = CmpPerturb;
-  Opts.Progress = progressStream();
+  std::unique_ptr<PhaseDisplay> Display = CmpVerbosity.makeDisplay();
+  CmpVerbosity.apply(Opts, *Display);
   Expected<CompiledOnnxModel> Fused = compileOnnxModel(CmpModel, Opts);
   if (!Fused)
     return reportError(Fused.takeError());

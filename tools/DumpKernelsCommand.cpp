@@ -12,6 +12,7 @@
 #include "tools/CommandUtils.h"
 #include "tools/GpuCommands.h"
 #include "tools/TensorIO.h"
+#include "tools/Verbosity.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
@@ -45,6 +46,7 @@ static cl::opt<std::string> DumpCacheDir("cache-dir", cl::value_desc("dir"),
                                          cl::sub(DumpCmd), cl::cat(DumpCat));
 
 static FusionFlags DumpKernelsFusion(DumpCmd, DumpCat);
+static VerbosityFlags DumpKernelsVerbosity(DumpCmd, DumpCat);
 
 cl::SubCommand &dumpKernelsSubCommand() { return DumpCmd; }
 
@@ -89,7 +91,8 @@ int runDumpKernelsCommand() {
   Opts.CacheDir = DumpCacheDir;
   Opts.NoFusion = DumpKernelsFusion.noFusion();
   Opts.DisabledFusions = DumpKernelsFusion.disabledFusions();
-  Opts.Progress = progressStream();
+  std::unique_ptr<PhaseDisplay> Display = DumpKernelsVerbosity.makeDisplay();
+  DumpKernelsVerbosity.apply(Opts, *Display);
   Expected<std::shared_ptr<CompiledModel>> M =
       loadOrCompileModel(DumpModel, Opts);
   if (!M)
