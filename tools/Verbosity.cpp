@@ -96,7 +96,7 @@ VerbosityFlags::VerbosityFlags(cl::SubCommand &Sub, cl::OptionCategory &Cat)
               cl::sub(Sub), cl::cat(Cat)) {}
 
 raw_ostream *VerbosityFlags::progressStream() const {
-  return Quiet ? nullptr : solder::progressStream();
+  return !Quiet && sys::Process::StandardErrIsDisplayed() ? &errs() : nullptr;
 }
 
 std::unique_ptr<PhaseDisplay> VerbosityFlags::makeDisplay() const {
