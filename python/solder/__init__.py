@@ -135,25 +135,30 @@ def _on_cuda(x):
     return where is not None and where()[0] == _DLPACK_CUDA
 
 
-def _stream_handle(stream, device, tensors):
-    """The cudaStream_t (an int) a run goes on. None: torch's current
-    stream when a torch CUDA tensor is among the operands, else the legacy
-    default stream (0)."""
+def _streams(stream, device, tensors):
+    """(the cudaStream_t a run goes on, the `stream` for __dlpack__).
+
+    None: torch's current stream when a torch CUDA tensor is among the
+    operands (torch already orders its work there: __dlpack__ gets -1, no
+    synchronization), else the legacy default stream (0; DLPack's 1)."""
     if stream is None:
         torch = sys.modules.get("torch")
         if torch is not None and any(
                 isinstance(t, torch.Tensor) and t.is_cuda for t in tensors):
-            return torch.cuda.current_stream(device).cuda_stream
-        return 0
+            return torch.cuda.current_stream(device).cuda_stream, -1
+        return 0, 1
     if isinstance(stream, int):
-        return stream
-    if hasattr(stream, "__cuda_stream__"):  # the CUDA stream protocol
-        return int(stream.__cuda_stream__()[1])
-    for attr in ("cuda_stream", "ptr"):  # torch.cuda.Stream, cupy Stream
-        if hasattr(stream, attr):
-            return int(getattr(stream, attr))
-    raise TypeError("stream must be an int (cudaStream_t), a torch or CuPy "
-                    f"stream, or None; got {type(stream).__name__}")
+        handle = stream
+    elif hasattr(stream, "__cuda_stream__"):  # the CUDA stream protocol
+        handle = int(stream.__cuda_stream__()[1])
+    elif hasattr(stream, "cuda_stream"):  # torch.cuda.Stream
+        handle = int(stream.cuda_stream)
+    elif hasattr(stream, "ptr"):  # cupy.cuda.Stream
+        handle = int(stream.ptr)
+    else:
+        raise TypeError("stream must be an int (cudaStream_t), a torch or "
+                        f"CuPy stream, or None; got {type(stream).__name__}")
+    return handle, handle if handle else 1
 
 
 class Context:
@@ -235,18 +240,18 @@ class Context:
             outs = self._allocate(host)
         else:
             outs = self._ordered(outputs, self.model.outputs, "output")
-        handle = 0
+        handle, dlpack_stream = 0, 1
         if self.device >= 0:
-            handle = _stream_handle(stream, self.device, ins + outs)
-        self._native.run(ins, outs, handle)
+            handle, dlpack_stream = _streams(stream, self.device, ins + outs)
+        self._native.run(ins, outs, handle, dlpack_stream)
         return outs
 
     def time_native_runs(self, n=1000, stream=None):
         """Seconds per call of the C++ API's run() on the buffers of the
         latest run() (enqueue time only), for comparing with this module's
         own call overhead. cuda backend only."""
-        return self._native.time_runs(int(n), _stream_handle(
-            stream, self.device, []))
+        return self._native.time_runs(int(n), _streams(
+            stream, self.device, [])[0])
 
 
 def _contiguous(x):

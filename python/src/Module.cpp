@@ -420,18 +420,22 @@ bool acquireAll(PyObject *List, llvm::ArrayRef<TensorInfo> Infos,
   return true;
 }
 
-/// run(inputs: list, outputs: list, stream: int): inputs and outputs in
-/// model order; outputs are written in place.
+/// run(inputs: list, outputs: list, stream: int, dlpack_stream: int):
+/// inputs and outputs in model order; outputs are written in place. The
+/// run goes on `stream` (a cudaStream_t); `dlpack_stream` is what CUDA
+/// tensors' __dlpack__ is told: that stream in DLPack's spelling (1 for
+/// the legacy default one), or -1 when the tensors' producer already
+/// orders its work on it (torch's current stream), so it adds no event.
 PyObject *contextRun(PyObject *Self, PyObject *Args) {
   PyObject *InList, *OutList;
   unsigned long long StreamHandle;
-  if (!PyArg_ParseTuple(Args, "OOK", &InList, &OutList, &StreamHandle))
+  long long DLPackStream;
+  if (!PyArg_ParseTuple(Args, "OOKL", &InList, &OutList, &StreamHandle,
+                        &DLPackStream))
     return nullptr;
   auto *O = reinterpret_cast<ContextObject *>(Self);
   ExecutionContext &Ctx = **O->Context;
   const CompiledModel &M = Ctx.model();
-  // DLPack names the legacy default stream 1 (0 is ambiguous there).
-  long long DLPackStream = StreamHandle ? (long long)StreamHandle : 1;
   std::vector<std::unique_ptr<Operand>> Ins, Outs;
   if (!acquireAll(InList, M.inputs(), "input", false, Ctx.device(),
                   DLPackStream, Ins) ||
@@ -484,7 +488,8 @@ PyObject *contextTimeRuns(PyObject *Self, PyObject *Args) {
 PyMethodDef ContextMethods[] = {
     {"device", contextDevice, METH_NOARGS,
      "the CUDA device (-1: reference backend)"},
-    {"run", contextRun, METH_VARARGS, "run(inputs, outputs, stream)"},
+    {"run", contextRun, METH_VARARGS,
+     "run(inputs, outputs, stream, dlpack_stream)"},
     {"time_runs", contextTimeRuns, METH_VARARGS,
      "time_runs(n, stream) -> seconds per C++ run() call"},
     {nullptr, nullptr, 0, nullptr}};
