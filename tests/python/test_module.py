@@ -28,6 +28,20 @@ def random_input(seed=1):
         SHAPES["input"]).astype(np.float32)
 
 
+class DLPackOnly:
+    """A NumPy array seen only through DLPack, as from torch or CuPy; device
+    overrides what __dlpack_device__ says (the data stays on the host)."""
+
+    def __init__(self, array, device=None):
+        self.array, self.device = array, device
+
+    def __dlpack_device__(self):
+        return self.device or self.array.__dlpack_device__()
+
+    def __dlpack__(self, stream=None):
+        return self.array.__dlpack__()
+
+
 class ReferenceBackend(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -107,6 +121,32 @@ class ReferenceBackend(unittest.TestCase):
             ctx.run(x, outputs=[ro_out])
         # The context still works after the errors.
         ctx.run(x)
+
+    def test_dlpack_producers(self):
+        """Objects offering only DLPack (like torch CPU tensors) are read
+        through the capsule: layout, dtype, shape and strides checked."""
+        ctx = self.model.create_context()
+        x = random_input(5)
+        (want,) = ctx.run(x)
+        (got,) = ctx.run({"input": DLPackOnly(x)})
+        np.testing.assert_array_equal(got, want)
+        out = np.zeros(self.model.outputs[0].shape, np.float32)
+        ctx.run(DLPackOnly(x), outputs=[DLPackOnly(out)])
+        np.testing.assert_array_equal(out, want)
+        wide = np.zeros((2, 3, 32, 64), np.float32)
+        cases = [
+            (DLPackOnly(x[:1]), "expected f32[2,3,32,32], got f32[1,3,32,32]"),
+            (DLPackOnly(x.astype(np.int32)), "got i32[2,3,32,32]"),
+            (DLPackOnly(wide[..., ::2]), "not contiguous"),
+            (DLPackOnly(x, device=(2, 0)), "is on cuda:0; the reference "
+                                           "backend runs on the CPU"),
+            (DLPackOnly(x, device=(8, 0)), "DLPack device type 8"),
+        ]
+        for arg, message in cases:
+            with self.subTest(message=message):
+                with self.assertRaises(solder.SolderError) as cm:
+                    ctx.run(arg)
+                self.assertIn(message, str(cm.exception))
 
     def test_no_plan_for_the_reference_backend(self):
         with self.assertRaisesRegex(solder.SolderError, "no plan"):
