@@ -4,7 +4,7 @@
 # load the installed libsolder.so, compile the model, and then either run
 # it (a GPU machine) or stop at "no CUDA device" (CI).
 #   cmake -DBUILD_DIR=... -DSOURCE_DIR=... -DWORK_DIR=... -DGENERATOR=...
-#         -P TestInstall.cmake
+#         [-DPYTHON=python3] -P TestInstall.cmake
 function(run_step what)
   execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out
                   ERROR_VARIABLE out)
@@ -30,6 +30,19 @@ run_step("configure examples/ against the prefix" ${CMAKE_COMMAND}
          -S ${SOURCE_DIR}/examples -B ${WORK_DIR}/build -G ${GENERATOR}
          -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH=${prefix})
 run_step("build examples/" ${CMAKE_COMMAND} --build ${WORK_DIR}/build)
+
+# The Python package from the prefix, when the build has one.
+if(PYTHON AND EXISTS ${BUILD_DIR}/python/solder)
+  file(GLOB_RECURSE init ${prefix}/*/solder/__init__.py)
+  if(NOT init)
+    message(FATAL_ERROR "the prefix lacks the Python package")
+  endif()
+  get_filename_component(pkg ${init} DIRECTORY)
+  get_filename_component(pkg_parent ${pkg} DIRECTORY)
+  run_step("import solder from the prefix" ${CMAKE_COMMAND} -E env
+           PYTHONPATH=${pkg_parent} ${PYTHON} -c
+           "import solder, sys; sys.exit(not solder.__file__.startswith('${prefix}'))")
+endif()
 
 set(classify ${WORK_DIR}/build/classify)
 execute_process(COMMAND ldd ${classify} OUTPUT_VARIABLE deps)

@@ -148,6 +148,32 @@ class ReferenceBackend(unittest.TestCase):
                     ctx.run(arg)
                 self.assertIn(message, str(cm.exception))
 
+    def test_threads_run_contexts_concurrently(self):
+        """The GIL is released while running: contexts on other threads
+        run at the same time and get the same results."""
+        import threading
+        x = random_input(6)
+        (want,) = self.model.create_context().run(x)
+        results, errors = [], []
+
+        def work():
+            try:
+                ctx = self.model.create_context()
+                for _ in range(3):
+                    results.append(ctx.run(x)[0])
+            except Exception as e:  # reported below, not lost in a thread
+                errors.append(e)
+
+        threads = [threading.Thread(target=work) for _ in range(3)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        self.assertEqual(errors, [])
+        self.assertEqual(len(results), 9)
+        for r in results:
+            np.testing.assert_array_equal(r, want)
+
     def test_no_plan_for_the_reference_backend(self):
         with self.assertRaisesRegex(solder.SolderError, "no plan"):
             self.model.save_plan(os.path.join(tempfile.gettempdir(), "x.plan"))
