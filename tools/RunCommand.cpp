@@ -13,6 +13,7 @@
 #include "tools/Commands.h"
 #include "tools/RandomInputs.h"
 #include "tools/TensorIO.h"
+#include "tools/Verbosity.h"
 #if SOLDER_HAVE_CUDA
 #include "runtime/cuda/PlanFile.h"
 #include "solder/Solder.h"
@@ -84,6 +85,7 @@ static cl::opt<unsigned> RunShowValues("show-values", cl::init(8),
                                        cl::sub(RunCmd), cl::cat(RunCat));
 
 static FusionFlags RunFusion(RunCmd, RunCat);
+static VerbosityFlags RunVerbosity(RunCmd, RunCat);
 
 cl::SubCommand &runSubCommand() { return RunCmd; }
 
@@ -255,7 +257,10 @@ int runRunCommand() {
     Given[Name] = std::move(*T);
   }
 
+  std::unique_ptr<PhaseDisplay> Display = RunVerbosity.makeDisplay();
+  Display->begin("import");
   Expected<std::unique_ptr<Graph>> G = importOnnxFile(RunModel, *Opts);
+  Display->end("import");
   if (!G)
     return reportError(G.takeError());
 
@@ -304,9 +309,14 @@ int runRunCommand() {
   PipelineOptions PO;
   PO.DisabledPasses.assign(RunDisabled.begin(), RunDisabled.end());
   RunFusion.apply(PO);
-  if (Error E = (*B)->prepare(**G, PO, !RunNoOptimize))
-    return reportError(std::move(E));
+  Display->begin("compile");
+  Error Prepared = (*B)->prepare(**G, PO, !RunNoOptimize);
+  Display->end("compile");
+  if (Prepared)
+    return reportError(std::move(Prepared));
+  Display->begin("run");
   Expected<std::vector<Tensor>> Outputs = (*B)->run(**G, Inputs);
+  Display->end("run");
   if (!Outputs)
     return reportError(Outputs.takeError());
 

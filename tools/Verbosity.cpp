@@ -42,18 +42,16 @@ void PhaseDisplay::end(StringRef Phase) {
   clearLine();
   if (Timings)
     errs() << "phase " << Phase << ": "
-           << format("%.3f",
-                     std::chrono::duration<double>(
-                         std::chrono::steady_clock::now() - Start)
-                         .count())
+           << format("%.3f", std::chrono::duration<double>(
+                                 std::chrono::steady_clock::now() - Start)
+                                 .count())
            << " s\n";
   Current.clear();
 }
 
 PhaseCallback PhaseDisplay::callback() {
-  return [this](StringRef Phase, bool Done) {
-    Done ? end(Phase) : begin(Phase);
-  };
+  return
+      [this](StringRef Phase, bool Done) { Done ? end(Phase) : begin(Phase); };
 }
 
 void PhaseDisplay::clearLine() {

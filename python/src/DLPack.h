@@ -1,4 +1,5 @@
-//===- DLPack.h - The DLPack tensor structs, written from the spec -*- C++ -*-===//
+//===- DLPack.h - The DLPack tensor structs, written from the spec -*- C++
+//-*-===//
 //
 // DLPack (https://dmlc.github.io/dlpack/latest/) is the C ABI through which
 // array libraries share memory: `obj.__dlpack__(stream=...)` returns a

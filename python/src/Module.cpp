@@ -130,9 +130,9 @@ PyObject *describe(llvm::ArrayRef<TensorInfo> Tensors) {
     for (size_t D = 0; Dims && D < T.Dims.size(); ++D)
       PyTuple_SetItem(Dims, Py_ssize_t(D), PyLong_FromLongLong(T.Dims[D]));
     std::string Elem = dtypeName(T.Elem).str();
-    PyObject *Item = Dims ? Py_BuildValue("(ssN)", T.Name.c_str(),
-                                          Elem.c_str(), Dims)
-                          : nullptr;
+    PyObject *Item =
+        Dims ? Py_BuildValue("(ssN)", T.Name.c_str(), Elem.c_str(), Dims)
+             : nullptr;
     if (!Item) {
       Py_DECREF(List);
       return nullptr;
@@ -155,8 +155,8 @@ PyObject *compileModel(PyObject *, PyObject *Args) {
   const char *Backend, *Arch, *CacheDir;
   int Fusion, AllowTF32;
   if (!PyArg_ParseTuple(Args, "OOOspOOzzp", &Source, &Shapes, &Symbols,
-                        &Backend, &Fusion, &Fusions, &Passes, &Arch,
-                        &CacheDir, &AllowTF32))
+                        &Backend, &Fusion, &Fusions, &Passes, &Arch, &CacheDir,
+                        &AllowTF32))
     return nullptr;
   CompileOptions Opts;
   if (std::strcmp(Backend, "cuda") == 0) {
@@ -253,13 +253,12 @@ PyObject *modelBackend(PyObject *Self, PyObject *) {
 
 PyObject *modelStats(PyObject *Self, PyObject *) {
   ModelStats S = model(Self).stats();
-  return Py_BuildValue("{s:n,s:n,s:n,s:K,s:K,s:K}", "steps",
-                       Py_ssize_t(S.Steps), "kernels", Py_ssize_t(S.Kernels),
-                       "library_calls", Py_ssize_t(S.LibraryCalls),
-                       "arena_bytes", (unsigned long long)S.ArenaBytes,
-                       "naive_arena_bytes",
-                       (unsigned long long)S.NaiveArenaBytes, "weight_bytes",
-                       (unsigned long long)S.WeightBytes);
+  return Py_BuildValue(
+      "{s:n,s:n,s:n,s:K,s:K,s:K}", "steps", Py_ssize_t(S.Steps), "kernels",
+      Py_ssize_t(S.Kernels), "library_calls", Py_ssize_t(S.LibraryCalls),
+      "arena_bytes", (unsigned long long)S.ArenaBytes, "naive_arena_bytes",
+      (unsigned long long)S.NaiveArenaBytes, "weight_bytes",
+      (unsigned long long)S.WeightBytes);
 }
 
 PyObject *modelSavePlan(PyObject *Self, PyObject *Path) {
@@ -303,8 +302,7 @@ PyType_Slot ModelSlots[] = {
     {0, nullptr}};
 
 PyType_Spec ModelSpec = {"solder._solder.Model", sizeof(ModelObject), 0,
-                         Py_TPFLAGS_DEFAULT |
-                             Py_TPFLAGS_DISALLOW_INSTANTIATION,
+                         Py_TPFLAGS_DEFAULT | Py_TPFLAGS_DISALLOW_INSTANTIATION,
                          ModelSlots};
 
 //===----------------------------------------------------------------------===//
@@ -333,8 +331,8 @@ llvm::Error runOnHost(ExecutionContext &Ctx, const CompiledModel &M,
                       const std::vector<std::unique_ptr<Operand>> &Outs) {
   std::vector<Tensor> Host;
   for (size_t K = 0; K < Ins.size(); ++K)
-    Host.push_back(Tensor::copyOf(M.inputs()[K].Elem, M.inputs()[K].Dims,
-                                  Ins[K]->data()));
+    Host.push_back(
+        Tensor::copyOf(M.inputs()[K].Elem, M.inputs()[K].Dims, Ins[K]->data()));
   llvm::Expected<std::vector<Tensor>> R = Ctx.runHost(Host);
   if (!R)
     return R.takeError();
@@ -345,8 +343,8 @@ llvm::Error runOnHost(ExecutionContext &Ctx, const CompiledModel &M,
           llvm::inconvertibleErrorCode(),
           "output '" + M.outputs()[K].Name + "' came out as " +
               typeToString(T.type()) + ", not the declared " +
-              typeToString(TensorType(M.outputs()[K].Elem,
-                                      M.outputs()[K].Dims)));
+              typeToString(
+                  TensorType(M.outputs()[K].Elem, M.outputs()[K].Dims)));
     std::memcpy(Outs[K]->data(), T.rawData(), T.byteSize());
   }
   return llvm::Error::success();
@@ -370,8 +368,8 @@ llvm::Error runOnDevice(ExecutionContext &Ctx,
     HostOutputs |= !Outs[K]->onDevice();
     // Host outputs are written to the context's own buffer (null), then
     // copied.
-    if (llvm::Error E = Ctx.bindOutput(
-            K, Outs[K]->onDevice() ? Outs[K]->data() : nullptr))
+    if (llvm::Error E =
+            Ctx.bindOutput(K, Outs[K]->onDevice() ? Outs[K]->data() : nullptr))
       return E;
   }
   if (llvm::Error E = Ctx.run(Stream))
@@ -475,9 +473,9 @@ PyObject *contextTimeRuns(PyObject *Self, PyObject *Args) {
     for (long long I = 0; I < N; ++I)
       if (llvm::Error Err = (*O->Context)->run(Stream))
         return Err;
-    Seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                            Start)
-                  .count();
+    Seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - Start)
+            .count();
     return llvm::Error::success();
   });
   if (E)
@@ -500,10 +498,9 @@ PyType_Slot ContextSlots[] = {
     {Py_tp_doc, const_cast<char *>("An execution context (native).")},
     {0, nullptr}};
 
-PyType_Spec ContextSpec = {"solder._solder.Context", sizeof(ContextObject), 0,
-                           Py_TPFLAGS_DEFAULT |
-                               Py_TPFLAGS_DISALLOW_INSTANTIATION,
-                           ContextSlots};
+PyType_Spec ContextSpec = {
+    "solder._solder.Context", sizeof(ContextObject), 0,
+    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_DISALLOW_INSTANTIATION, ContextSlots};
 
 PyMethodDef ModuleMethods[] = {
     {"compile", compileModel, METH_VARARGS,

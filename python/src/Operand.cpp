@@ -181,8 +181,9 @@ bool Operand::acquireBuffer(PyObject *Obj, const TensorInfo &T,
   HasView = true;
   std::optional<DType> Elem = bufferDType(View.format, size_t(View.itemsize));
   std::vector<int64_t> Dims(View.shape, View.shape + View.ndim);
-  if (!checkType(Elem, std::string("format '") +
-                           (View.format ? View.format : "B") + "' ",
+  if (!checkType(Elem,
+                 std::string("format '") + (View.format ? View.format : "B") +
+                     "' ",
                  Dims.data(), Dims.size(), T, Role)) {
     release();
     return false;
@@ -269,8 +270,8 @@ bool Operand::acquireDLPack(PyObject *Obj, const TensorInfo &T,
       if (D.Shape[I] != 1 && D.Strides[I] != Want) {
         release();
         raiseSolderError(Role + ": the tensor is not contiguous (strides " +
-                         dimsText(D.Strides, size_t(D.NDim)) +
-                         " for shape " + dimsText(D.Shape, size_t(D.NDim)) +
+                         dimsText(D.Strides, size_t(D.NDim)) + " for shape " +
+                         dimsText(D.Shape, size_t(D.NDim)) +
                          "); pass tensor.contiguous()");
         return false;
       }

@@ -14,8 +14,8 @@
 // Built against the stable ABI (Py_LIMITED_API, set by CMake) so one
 // module serves every CPython from 3.11 on.
 #define PY_SSIZE_T_CLEAN
-#include <Python.h>
 #include "solder/Solder.h"
+#include <Python.h>
 #include <cstdint>
 #include <string>
 

@@ -1,4 +1,5 @@
-//===- ApiReferenceTest.cpp - The public API's reference backend and phases ===//
+//===- ApiReferenceTest.cpp - The public API's reference backend and phases
+//===//
 //
 // Needs no GPU: a model compiled through include/solder/Solder.h for
 // ExecutionBackend::Reference runs on the CPU through runHost and matches
@@ -56,8 +57,7 @@ TEST(ApiReferenceTest, RunsOnTheCpuAndMatchesTheExecutor) {
   for (size_t K = 0; K < Out->size(); ++K) {
     ASSERT_EQ((*Out)[K].dims(), (*Want)[K].dims());
     for (int64_t E = 0; E < (*Out)[K].numElements(); ++E)
-      EXPECT_NEAR((*Out)[K].data<float>()[E], (*Want)[K].data<float>()[E],
-                  1e-5)
+      EXPECT_NEAR((*Out)[K].data<float>()[E], (*Want)[K].data<float>()[E], 1e-5)
           << "output " << K << " element " << E;
   }
 }
@@ -67,14 +67,15 @@ TEST(ApiReferenceTest, RefusesGpuOnlyCallsAndBadInputs) {
   Opts.Backend = ExecutionBackend::Reference;
   auto M = CompiledModel::compileGraph(mixedGraph(), Opts);
   ASSERT_TRUE(bool(M)) << llvm::toString(M.takeError());
-  EXPECT_NE(errorText((*M)->savePlan("/tmp/never-written.plan")).find(
-                "no plan"),
-            std::string::npos);
+  EXPECT_NE(
+      errorText((*M)->savePlan("/tmp/never-written.plan")).find("no plan"),
+      std::string::npos);
   auto Ctx = (*M)->createContext();
   ASSERT_TRUE(bool(Ctx));
   float Dummy[4] __attribute__((aligned(16)));
-  EXPECT_NE(errorText((*Ctx)->bindInput(0, Dummy)).find("bindInput needs "
-                                                        "the cuda backend"),
+  EXPECT_NE(errorText((*Ctx)->bindInput(0, Dummy))
+                .find("bindInput needs "
+                      "the cuda backend"),
             std::string::npos);
   EXPECT_NE(errorText((*Ctx)->run(nullptr)).find("needs the cuda backend"),
             std::string::npos);

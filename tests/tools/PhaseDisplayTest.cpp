@@ -5,7 +5,6 @@
 // phase; a quiet display prints nothing.
 //
 //===----------------------------------------------------------------------===//
-#if SOLDER_HAVE_CUDA
 #include "tools/Verbosity.h"
 #include "gtest/gtest.h"
 #include <chrono>
@@ -29,14 +28,13 @@ std::string capture(bool Live, bool Timings,
 }
 
 TEST(PhaseDisplayTest, ShortPhasesAreNotDrawn) {
-  EXPECT_EQ(capture(/*Live=*/true, /*Timings=*/false,
-                    std::chrono::milliseconds(50)),
-            "");
+  EXPECT_EQ(
+      capture(/*Live=*/true, /*Timings=*/false, std::chrono::milliseconds(50)),
+      "");
 }
 
 TEST(PhaseDisplayTest, LongPhaseIsDrawnThenErased) {
-  std::string Out =
-      capture(true, false, std::chrono::milliseconds(1500));
+  std::string Out = capture(true, false, std::chrono::milliseconds(1500));
   EXPECT_NE(Out.find("\rupload... 1."), std::string::npos) << Out;
   // Ends on an erased line: carriage return, blanks, carriage return.
   ASSERT_FALSE(Out.empty());
@@ -52,4 +50,3 @@ TEST(PhaseDisplayTest, TimingsArePrintedAndQuietPrintsNothing) {
 }
 
 } // namespace
-#endif
