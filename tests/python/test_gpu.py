@@ -173,6 +173,10 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--skip-bert", action="store_true")
     args = ap.parse_args()
+    # solder first: its protobuf and ONNX libraries bind at import (Python
+    # loads extensions with RTLD_NOW) before torch puts its libraries in the
+    # global symbol scope.
+    import solder
     try:
         import torch
     except ImportError:
@@ -181,7 +185,6 @@ def main():
     if not torch.cuda.is_available():
         print("SKIP: no CUDA GPU")
         return SKIP
-    import solder  # after torch: the GPU check above decides skipping
     torch.backends.cudnn.allow_tf32 = False
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.manual_seed(0)
