@@ -184,16 +184,20 @@ PyObject *compileModel(PyObject *, PyObject *Args) {
     if (!PyArg_ParseTuple(PyList_GetItem(Shapes, I), "UO", &Name, &Dims))
       return nullptr;
     std::vector<int64_t> D;
-    if (!readDims(Dims, D))
+    const char *N = utf8(Name, "an input name");
+    if (!N || !readDims(Dims, D))
       return nullptr;
-    Opts.InputShapes[utf8(Name, "an input name")] = std::move(D);
+    Opts.InputShapes[N] = std::move(D);
   }
   for (Py_ssize_t I = 0; I < PyList_Size(Symbols); ++I) {
     PyObject *Name;
     long long Size;
     if (!PyArg_ParseTuple(PyList_GetItem(Symbols, I), "UL", &Name, &Size))
       return nullptr;
-    Opts.SymbolSizes[utf8(Name, "a symbol name")] = Size;
+    const char *N = utf8(Name, "a symbol name");
+    if (!N)
+      return nullptr;
+    Opts.SymbolSizes[N] = Size;
   }
 
   if (PyUnicode_Check(Source)) {
