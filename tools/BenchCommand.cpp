@@ -12,6 +12,7 @@
 #include "tools/CommandUtils.h"
 #include "tools/GpuCommands.h"
 #include "tools/RandomInputs.h"
+#include "tools/Verbosity.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
@@ -61,6 +62,7 @@ static cl::opt<uint64_t> BenchSeed("seed", cl::init(0),
 
 static FusionFlags BenchFusion(BenchCmd, BenchCat);
 static PrecisionFlags BenchPrecision(BenchCmd, BenchCat);
+static VerbosityFlags BenchVerbosity(BenchCmd, BenchCat);
 
 cl::SubCommand &benchSubCommand() { return BenchCmd; }
 
@@ -103,7 +105,8 @@ static Error bench(json::Object &Out) {
     return E;
   Opts.NoFusion = BenchFusion.noFusion();
   Opts.DisabledFusions = BenchFusion.disabledFusions();
-  Opts.Progress = progressStream();
+  std::unique_ptr<PhaseDisplay> Display = BenchVerbosity.makeDisplay();
+  BenchVerbosity.apply(Opts, *Display);
   auto T0 = std::chrono::steady_clock::now();
   Expected<std::shared_ptr<CompiledModel>> M =
       loadOrCompileModel(BenchModel, Opts);

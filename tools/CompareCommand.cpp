@@ -26,6 +26,7 @@
 #include "tools/GpuCommands.h"
 #include "tools/RandomInputs.h"
 #include "tools/TensorIO.h"
+#include "tools/Verbosity.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/FileSystem.h"
@@ -117,6 +118,7 @@ static PrecisionFlags CmpPrecision(CompareCmd, CompareCat);
 
 /// The plan's precision, for the default tolerances.
 static Precision CmpPrec = Precision::F32;
+static VerbosityFlags CmpVerbosity(CompareCmd, CompareCat);
 
 cl::SubCommand &compareSubCommand() { return CompareCmd; }
 
@@ -413,7 +415,8 @@ static int runCompare() {
   Opts.NoFusion = CmpFusion.noFusion();
   Opts.DisabledFusions = CmpFusion.disabledFusions();
   Opts.PerturbGroupId = CmpPerturb;
-  Opts.Progress = progressStream();
+  std::unique_ptr<PhaseDisplay> Display = CmpVerbosity.makeDisplay();
+  CmpVerbosity.apply(Opts, *Display);
   Expected<CompiledOnnxModel> Fused = compileOnnxModel(CmpModel, Opts);
   if (!Fused)
     return reportError(Fused.takeError());

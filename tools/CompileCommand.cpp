@@ -14,6 +14,7 @@
 #include "runtime/cuda/PlanFile.h"
 #include "tools/CommandUtils.h"
 #include "tools/GpuCommands.h"
+#include "tools/Verbosity.h"
 #include "llvm/Support/Chrono.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Process.h"
@@ -70,6 +71,7 @@ static cl::opt<bool> CompileTune(
              "chosen each time the plan is loaded"),
     cl::sub(CompileCmd), cl::cat(CompileCat));
 static PrecisionFlags CompilePrecision(CompileCmd, CompileCat);
+static VerbosityFlags CompileVerbosity(CompileCmd, CompileCat);
 static FusionReportFlag CompileReport(CompileCmd, CompileCat);
 
 cl::SubCommand &compileSubCommand() { return CompileCmd; }
@@ -86,7 +88,11 @@ Expected<CompiledOnnxModel> compileOnnxModel(StringRef Path,
   Expected<ImportOptions> IO = parseShapeArgs(Opts.Shapes, *Summary);
   if (!IO)
     return IO.takeError();
+  if (Opts.OnPhase)
+    Opts.OnPhase("import", false);
   Expected<std::unique_ptr<Graph>> G = importOnnxFile(Path, *IO);
+  if (Opts.OnPhase)
+    Opts.OnPhase("import", true);
   if (!G)
     return G.takeError();
   if (Error E = checkDisabledFusions(Opts.DisabledFusions, **G))
@@ -102,6 +108,7 @@ Expected<CompiledOnnxModel> compileOnnxModel(StringRef Path,
   CO.DisabledFusions = Opts.DisabledFusions;
   CO.PerturbGroupId = Opts.PerturbGroupId;
   CO.Progress = Opts.Progress;
+  CO.OnPhase = Opts.OnPhase;
   for (const auto &E : IO->InputShapes)
     CO.InputShapes[E.getKey()] = E.getValue();
   for (const auto &E : IO->SymbolSizes)
@@ -131,7 +138,10 @@ loadOrCompileModel(StringRef Path, const ModelLoadOptions &Opts) {
                                "--no-fusion and --disable-fusion do not apply "
                                "to a plan file: its fusion was fixed by "
                                "`solder compile`");
-    return CompiledModel::loadPlan(Path);
+    Expected<std::shared_ptr<CompiledModel>> M = CompiledModel::loadPlan(Path);
+    if (M)
+      (*M)->setPhaseCallback(Opts.OnPhase);
+    return M;
   }
   Expected<CompiledOnnxModel> C = compileOnnxModel(Path, Opts);
   if (!C)
@@ -210,7 +220,8 @@ int runCompileCommand() {
   Opts.DisabledPasses.assign(CompileDisabled.begin(), CompileDisabled.end());
   Opts.NoFusion = CompileFusion.noFusion();
   Opts.DisabledFusions = CompileFusion.disabledFusions();
-  Opts.Progress = progressStream();
+  std::unique_ptr<PhaseDisplay> Display = CompileVerbosity.makeDisplay();
+  CompileVerbosity.apply(Opts, *Display);
   auto Start = std::chrono::steady_clock::now();
   std::shared_ptr<CompiledModel> Model;
   std::unique_ptr<Graph> Compiled;

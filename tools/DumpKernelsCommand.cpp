@@ -12,6 +12,7 @@
 #include "tools/CommandUtils.h"
 #include "tools/GpuCommands.h"
 #include "tools/TensorIO.h"
+#include "tools/Verbosity.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
@@ -46,6 +47,7 @@ static cl::opt<std::string> DumpCacheDir("cache-dir", cl::value_desc("dir"),
 
 static FusionFlags DumpKernelsFusion(DumpCmd, DumpCat);
 static PrecisionFlags DumpKernelsPrecision(DumpCmd, DumpCat);
+static VerbosityFlags DumpKernelsVerbosity(DumpCmd, DumpCat);
 
 cl::SubCommand &dumpKernelsSubCommand() { return DumpCmd; }
 
@@ -92,7 +94,8 @@ int runDumpKernelsCommand() {
   Opts.DisabledFusions = DumpKernelsFusion.disabledFusions();
   if (Error E = DumpKernelsPrecision.apply(Opts.Prec, Opts.ComputeIo))
     return reportError(std::move(E));
-  Opts.Progress = progressStream();
+  std::unique_ptr<PhaseDisplay> Display = DumpKernelsVerbosity.makeDisplay();
+  DumpKernelsVerbosity.apply(Opts, *Display);
   Expected<std::shared_ptr<CompiledModel>> M =
       loadOrCompileModel(DumpModel, Opts);
   if (!M)

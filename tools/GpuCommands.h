@@ -43,6 +43,8 @@ struct ModelLoadOptions {
   int64_t PerturbGroupId = -1;
   /// Progress lines (stderr when it is a terminal), or null.
   llvm::raw_ostream *Progress = nullptr;
+  /// Phase notifications (import, compile and load phases); may be empty.
+  PhaseCallback OnPhase;
 };
 
 /// Compiles MODEL.onnx or reads MODEL.plan (told apart by the plan magic).

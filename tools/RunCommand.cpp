@@ -13,6 +13,7 @@
 #include "tools/Commands.h"
 #include "tools/RandomInputs.h"
 #include "tools/TensorIO.h"
+#include "tools/Verbosity.h"
 #if SOLDER_HAVE_CUDA
 #include "runtime/cuda/PlanFile.h"
 #include "solder/Solder.h"
@@ -85,6 +86,7 @@ static cl::opt<unsigned> RunShowValues("show-values", cl::init(8),
 
 static FusionFlags RunFusion(RunCmd, RunCat);
 static PrecisionFlags RunPrecision(RunCmd, RunCat);
+static VerbosityFlags RunVerbosity(RunCmd, RunCat);
 
 cl::SubCommand &runSubCommand() { return RunCmd; }
 
@@ -256,7 +258,10 @@ int runRunCommand() {
     Given[Name] = std::move(*T);
   }
 
+  std::unique_ptr<PhaseDisplay> Display = RunVerbosity.makeDisplay();
+  Display->begin("import");
   Expected<std::unique_ptr<Graph>> G = importOnnxFile(RunModel, *Opts);
+  Display->end("import");
   if (!G)
     return reportError(G.takeError());
 
@@ -307,9 +312,14 @@ int runRunCommand() {
   RunFusion.apply(PO);
   if (Error E = RunPrecision.apply(PO))
     return reportError(std::move(E));
-  if (Error E = (*B)->prepare(**G, PO, !RunNoOptimize))
-    return reportError(std::move(E));
+  Display->begin("compile");
+  Error Prepared = (*B)->prepare(**G, PO, !RunNoOptimize);
+  Display->end("compile");
+  if (Prepared)
+    return reportError(std::move(Prepared));
+  Display->begin("run");
   Expected<std::vector<Tensor>> Outputs = (*B)->run(**G, Inputs);
+  Display->end("run");
   if (!Outputs)
     return reportError(Outputs.takeError());
 

@@ -28,7 +28,7 @@ for lib in libonnx_proto.so.1 libprotobuf.so.32 libopenblas.so.0 \
 done
 
 for bin in "$BUILD/tools/solder" "$BUILD"/tests/solder_*_tests \
-           "$BUILD/examples/classify"; do
+           "$BUILD/examples/classify" "$BUILD"/python/solder/_solder*.so; do
   [ -f "$bin" ] && strip --strip-unneeded "$bin"
 done
 
@@ -48,6 +48,11 @@ cp "$BUILD/tools/solder" "$BUILD/carry/tools/"
 cp "$BUILD"/tests/solder_runtime_tests "$BUILD/carry/tests/"
 if [ -f "$BUILD/examples/classify" ]; then
   cp "$BUILD/examples/classify" "$BUILD/carry/examples/"
+fi
+# The Python module (stable ABI: imports on the GPU machine's Python 3.12).
+if [ -d "$BUILD/python/solder" ]; then
+  mkdir -p "$BUILD/carry/python"
+  cp -r "$BUILD/python/solder" "$BUILD/carry/python/"
 fi
 tar cf - -C "$BUILD" bundle-libs | xz -T0 -6 > "$BUILD/carry/bundle-libs.tar.xz"
 if [ -n "$SHARED" ]; then cp "$BUILD/shared-data.tar.xz" "$BUILD/carry/"; fi

@@ -12,6 +12,8 @@
 #      the reference backends: a test the reference passes must pass on cuda;
 #   4. `solder run --backend cuda` of each shared model against
 #      `--backend reference` on the same inputs;
+#   4b. the Python module with PyTorch (tests/python/test_gpu.py: ResNet-50
+#      and a small BERT on torch CUDA tensors, zero copy, call overhead);
 #   5. the benchmark (bench/run_bench.py), unless SOLDER_SKIP_BENCH=1.
 # Prints a summary; exits 1 when any step failed.
 #
@@ -190,6 +192,18 @@ PY
   else echo "FAIL $name"; FAILED+=("model $name"); tail -3 "$LOGS/model-$name.log"
   fi
 done
+
+step "Python module"
+if [ -d "$BUILD/python/solder" ]; then
+  PYTHONPATH="$PWD/$BUILD/python" PYTHONUNBUFFERED=1 timeout 900 \
+    python3 tests/python/test_gpu.py 2>&1 | tee "$LOGS/python-gpu.log"
+  rc=${PIPESTATUS[0]}
+  if [ "$rc" -eq 0 ]; then echo "PASS python"
+  elif [ "$rc" -eq 77 ]; then echo "SKIP python"
+  else echo "FAIL python"; FAILED+=("python"); fi
+else
+  echo "no $BUILD/python/solder: skipped"
+fi
 
 if [ "${SOLDER_SKIP_BENCH:-0}" != 1 ]; then
   step "Benchmark"

@@ -11,7 +11,7 @@ $SUDO apt-get install -y -qq --no-install-recommends \
   build-essential cmake ninja-build pkg-config \
   libprotobuf-dev protobuf-compiler libonnx-dev \
   llvm-14-dev libgtest-dev libopenblas-dev \
-  python3 python3-pip >/dev/null
+  python3 python3-pip python3-dev >/dev/null
 # Test oracles (onnxruntime) and scripts (numpy, onnx). Debian's system
 # Python refuses pip installs unless told otherwise (PEP 668).
 PIP_PKGS="numpy onnx onnxruntime"

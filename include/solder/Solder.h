@@ -18,7 +18,9 @@
 // by one thread at a time.
 //
 // Compiling needs no GPU (NVRTC only); creating a context does, and fails
-// with "no CUDA device: <reason>" where there is none.
+// with "no CUDA device: <reason>" where there is none. A model compiled for
+// ExecutionBackend::Reference runs on the CPU reference executor instead
+// (no GPU, no plan): its contexts take host tensors only (runHost).
 //
 //===----------------------------------------------------------------------===//
 #ifndef SOLDER_SOLDER_H
@@ -32,6 +34,7 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -48,7 +51,24 @@ struct Plan;
 struct BufferRef;
 class ExecutionContext;
 
+/// Where a compiled model runs.
+enum class ExecutionBackend {
+  /// The GPU plan: fused generated kernels and cuBLASLt/cuDNN calls.
+  Cuda,
+  /// The CPU reference executor (the correctness oracle) on the optimized
+  /// graph: needs no GPU, is slow, has no plan file; contexts run host
+  /// tensors only (ExecutionContext::runHost).
+  Reference,
+};
+
+/// Told when a phase of compiling or loading begins (Done false) and ends
+/// (Done true), for progress displays and timings. Phases: "passes",
+/// "plan", "kernels" (NVRTC), "upload" (weights to the GPU), "tuning"
+/// (library algorithm choice).
+using PhaseCallback = std::function<void(llvm::StringRef Phase, bool Done)>;
+
 struct CompileOptions {
+  ExecutionBackend Backend = ExecutionBackend::Cuda;
   /// Target architecture ("sm_90"); empty = the current GPU's, or sm_90
   /// when there is no GPU.
   std::string Arch;
@@ -78,6 +98,9 @@ struct CompileOptions {
   int64_t PerturbGroupId = -1;
   /// Progress lines for long steps; null = quiet.
   llvm::raw_ostream *Progress = nullptr;
+  /// Phase begin/end notifications (compiling, and later loading the
+  /// model onto the GPU); empty = none.
+  PhaseCallback OnPhase;
 };
 
 /// A graph input or output.
@@ -106,9 +129,13 @@ public:
   compileFile(llvm::StringRef OnnxPath, const CompileOptions &Opts = {});
   static llvm::Expected<std::shared_ptr<CompiledModel>>
   compileBytes(llvm::StringRef OnnxBytes, const CompileOptions &Opts = {});
-  /// Compiles an imported graph; the pass pipeline rewrites G in place.
+  /// Compiles an imported graph for the GPU; the pass pipeline rewrites G
+  /// in place (the reference backend, which keeps the graph, is refused).
   static llvm::Expected<std::shared_ptr<CompiledModel>>
   compileGraph(Graph &G, const CompileOptions &Opts = {});
+  /// The same for a graph the model takes over, for either backend.
+  static llvm::Expected<std::shared_ptr<CompiledModel>>
+  compileGraph(std::unique_ptr<Graph> G, const CompileOptions &Opts = {});
 
   /// Reads a plan written by savePlan (or `solder compile`). A plan for
   /// another architecture is recompiled from its kernel sources when it is
@@ -116,8 +143,10 @@ public:
   static llvm::Expected<std::shared_ptr<CompiledModel>>
   loadPlan(llvm::StringRef Path);
   static llvm::Expected<std::shared_ptr<CompiledModel>> fromPlan(Plan P);
-  /// Writes the plan atomically (temporary file, then rename).
+  /// Writes the plan atomically (temporary file, then rename). A model for
+  /// the reference backend has no plan: an error.
   llvm::Error savePlan(llvm::StringRef Path) const;
+  ExecutionBackend backend() const;
 
   llvm::ArrayRef<TensorInfo> inputs() const;
   llvm::ArrayRef<TensorInfo> outputs() const;
@@ -128,13 +157,18 @@ public:
   /// The plan it runs (steps, groups, buffers; for reports and debugging).
   const Plan &plan() const;
 
+  /// Phase notifications of loading onto the GPU ("kernels" when a plan is
+  /// recompiled, "upload", "tuning"); replaces CompileOptions::OnPhase.
+  /// Set it before the first context is created.
+  void setPhaseCallback(PhaseCallback OnPhase);
   /// Uploads weights, loads kernels and chooses library algorithms on the
   /// current device (done once; createContext calls it). The algorithms
   /// are recorded in the plan with the GPU's name: savePlan afterwards
   /// writes a tuned plan, whose algorithms every later load on the same
   /// GPU model reuses (`solder compile --tune`).
   llvm::Error loadOnDevice();
-  /// A new execution context on the current device.
+  /// A new execution context on the current device (for the reference
+  /// backend: on the CPU, always available).
   llvm::Expected<std::unique_ptr<ExecutionContext>> createContext();
 
   struct Impl;
@@ -149,7 +183,9 @@ public:
   ~ExecutionContext();
 
   /// Reads/writes the caller's device buffer directly on every run
-  /// (16-byte aligned, the tensor's size).
+  /// (16-byte aligned, the tensor's size, on device()); null binds the
+  /// context's own buffer again. A new address makes the next run
+  /// re-capture its CUDA graph: bind the same buffers for the fastest runs.
   llvm::Error bindInput(unsigned Index, const void *DevicePtr);
   llvm::Error bindOutput(unsigned Index, void *DevicePtr);
   /// Enqueues a copy of host data into the context's own input buffer
@@ -162,6 +198,11 @@ public:
   /// The device buffer input/output Index is read from/written to now.
   const void *inputBuffer(unsigned Index) const;
   void *outputBuffer(unsigned Index) const;
+  /// The CUDA device the context's buffers live on and bound buffers must
+  /// be on; -1 for the reference backend.
+  int device() const;
+  const CompiledModel &model() const;
+  ExecutionBackend backend() const;
 
   /// Runs the model on Stream, asynchronously. With CUDA graphs on (the
   /// default), the first run also captures the steps into a graph and
@@ -188,7 +229,8 @@ public:
   /// those of the latest step that wrote them.
   llvm::Error readBuffer(const BufferRef &Ref, void *Host, size_t Bytes);
 
-  /// Convenience: host inputs in, host outputs out (synchronous).
+  /// Host inputs in, host outputs out (synchronous); the only way to run a
+  /// reference-backend context (the other run/bind/copy calls fail there).
   llvm::Expected<std::vector<Tensor>> runHost(llvm::ArrayRef<Tensor> Inputs,
                                               cudaStream_t Stream = nullptr);
 

@@ -34,6 +34,13 @@ Error compileCubins(MutableArrayRef<PlanKernel> Kernels, StringRef Arch,
   NvrtcOptions Opts;
   Opts.Arch = Arch.str();
   Opts.CacheDir = CacheDir.str();
+  // The kernel counter goes where the caller's progress goes: nowhere when
+  // it asked for quiet (null), whatever stderr is.
+  Opts.Progress = [Progress](unsigned Done, unsigned Total) {
+    if (Progress && Total > 1)
+      *Progress << "\rcompiling kernels " << Done << "/" << Total
+                << (Done == Total ? "\n" : "");
+  };
   CompileStats Stats;
   Expected<std::vector<std::string>> Cubins =
       compileKernels(Todo, Opts, &Stats);

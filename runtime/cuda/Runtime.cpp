@@ -21,6 +21,7 @@
 #include "runtime/cuda/MemoryPlanner.h"
 #include "runtime/cuda/PlanBuilder.h"
 #include "runtime/cuda/PlanFile.h"
+#include "runtime/reference/ReferenceExecutor.h"
 #include "solder/Solder.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/raw_ostream.h"
@@ -47,6 +48,30 @@ static Error rtError(const Twine &Msg) {
   return createStringError(inconvertibleErrorCode(), Msg);
 }
 
+namespace {
+/// Tells the caller's PhaseCallback that a phase runs, for its scope.
+class PhaseScope {
+public:
+  PhaseScope(const PhaseCallback &CB, StringRef Name) : CB(CB), Name(Name) {
+    if (CB)
+      CB(Name, false);
+  }
+  ~PhaseScope() {
+    if (CB)
+      CB(Name, true);
+  }
+
+private:
+  const PhaseCallback &CB;
+  StringRef Name;
+};
+} // namespace
+
+static Error notOnReference(StringRef What) {
+  return rtError(What + " needs the cuda backend: a reference-backend model "
+                        "runs host tensors only (runHost)");
+}
+
 size_t TensorInfo::bytes() const {
   size_t N = dtypeSize(Elem);
   for (int64_t D : Dims)
@@ -63,6 +88,10 @@ struct CompiledModel::Impl {
   std::vector<TensorInfo> Inputs, Outputs;
   std::string CacheDir;
   raw_ostream *Progress = nullptr;
+  PhaseCallback OnPhase;
+  /// The reference backend runs this graph (and has an empty plan).
+  ExecutionBackend Backend = ExecutionBackend::Cuda;
+  std::unique_ptr<Graph> RefGraph;
 
   std::mutex LoadMutex;
   bool Loaded = false;
@@ -99,19 +128,67 @@ Expected<std::shared_ptr<CompiledModel>> CompiledModel::fromPlan(Plan P) {
   return std::shared_ptr<CompiledModel>(new CompiledModel(std::move(I)));
 }
 
-Expected<std::shared_ptr<CompiledModel>>
-CompiledModel::compileGraph(Graph &G, const CompileOptions &Opts) {
+static PipelineOptions pipelineOptions(const CompileOptions &Opts) {
   PipelineOptions PO;
   PO.DisabledPasses = Opts.DisabledPasses;
-  PO.TargetGpu = true;
+  PO.TargetGpu = Opts.Backend == ExecutionBackend::Cuda;
   PO.NoFusion = Opts.NoFusion;
   PO.DisabledFusions = Opts.DisabledFusions;
   PO.Prec = Opts.Prec;
   PO.KeepModelIo = !Opts.ComputeIo;
+  return PO;
+}
+
+/// A graph input/output as the API describes it; its shape must be static.
+static Expected<TensorInfo> tensorInfo(const Value &V, StringRef Role) {
+  if (!V.type().isStatic())
+    return rtError(Role + " '" + V.name() + "' has no static shape (" +
+                   typeToString(V.type()) +
+                   "): give its symbolic dims sizes (InputShapes or "
+                   "SymbolSizes)");
+  SmallVector<int64_t, 4> Dims = V.type().staticDims();
+  return TensorInfo{V.name(), V.type().Elem, {Dims.begin(), Dims.end()}};
+}
+
+Expected<std::shared_ptr<CompiledModel>>
+CompiledModel::compileGraph(std::unique_ptr<Graph> G,
+                            const CompileOptions &Opts) {
+  if (Opts.Backend == ExecutionBackend::Cuda)
+    return compileGraph(*G, Opts);
+  {
+    PhaseScope Phase(Opts.OnPhase, "passes");
+    if (Error E = runPipeline(*G, pipelineOptions(Opts)))
+      return std::move(E);
+  }
+  auto I = std::make_unique<Impl>();
+  for (auto [Values, Role, Infos] :
+       {std::make_tuple(G->inputs(), "input", &I->Inputs),
+        std::make_tuple(G->outputs(), "output", &I->Outputs)})
+    for (const Value *V : Values) {
+      Expected<TensorInfo> T = tensorInfo(*V, Role);
+      if (!T)
+        return T.takeError();
+      Infos->push_back(std::move(*T));
+    }
+  I->Backend = ExecutionBackend::Reference;
+  I->RefGraph = std::move(G);
+  return std::shared_ptr<CompiledModel>(new CompiledModel(std::move(I)));
+}
+
+Expected<std::shared_ptr<CompiledModel>>
+CompiledModel::compileGraph(Graph &G, const CompileOptions &Opts) {
+  if (Opts.Backend != ExecutionBackend::Cuda)
+    return rtError("compileGraph(Graph &) compiles for the cuda backend only; "
+                   "the reference backend keeps the graph: pass it as a "
+                   "std::unique_ptr");
+  PipelineOptions PO = pipelineOptions(Opts);
   std::vector<DecisionRecord> Decisions;
   PO.Decisions = &Decisions;
-  if (Error E = runPipeline(G, PO))
-    return std::move(E);
+  {
+    PhaseScope Phase(Opts.OnPhase, "passes");
+    if (Error E = runPipeline(G, PO))
+      return std::move(E);
+  }
   PlanOptions PlanOpts;
   PlanOpts.Arch = Opts.Arch;
   if (PlanOpts.Arch.empty()) {
@@ -128,16 +205,23 @@ CompiledModel::compileGraph(Graph &G, const CompileOptions &Opts) {
   PlanOpts.Prec = Opts.Prec;
   PlanOpts.Progress = Opts.Progress;
   PlanOpts.PerturbGroupId = Opts.PerturbGroupId;
-  Expected<Plan> P = buildPlan(G, PlanOpts);
+  Expected<Plan> P = [&] {
+    PhaseScope Phase(Opts.OnPhase, "plan");
+    return buildPlan(G, PlanOpts);
+  }();
   if (!P)
     return P.takeError();
   P->Decisions = std::move(Decisions);
-  if (Error E = compilePlanKernels(*P, PlanOpts))
-    return std::move(E);
+  {
+    PhaseScope Phase(Opts.OnPhase, "kernels");
+    if (Error E = compilePlanKernels(*P, PlanOpts))
+      return std::move(E);
+  }
   Expected<std::shared_ptr<CompiledModel>> M = fromPlan(std::move(*P));
   if (M) {
     (*M)->I->CacheDir = Opts.CacheDir;
     (*M)->I->Progress = Opts.Progress;
+    (*M)->I->OnPhase = Opts.OnPhase;
   }
   return M;
 }
@@ -157,7 +241,7 @@ CompiledModel::compileFile(StringRef OnnxPath, const CompileOptions &Opts) {
       importOnnxFile(OnnxPath, importOptions(Opts));
   if (!G)
     return G.takeError();
-  return compileGraph(**G, Opts);
+  return compileGraph(std::move(*G), Opts);
 }
 
 Expected<std::shared_ptr<CompiledModel>>
@@ -166,7 +250,7 @@ CompiledModel::compileBytes(StringRef OnnxBytes, const CompileOptions &Opts) {
       importOnnxBytes(OnnxBytes, "", importOptions(Opts));
   if (!G)
     return G.takeError();
-  return compileGraph(**G, Opts);
+  return compileGraph(std::move(*G), Opts);
 }
 
 Expected<std::shared_ptr<CompiledModel>>
@@ -178,7 +262,17 @@ CompiledModel::loadPlan(StringRef Path) {
 }
 
 Error CompiledModel::savePlan(StringRef Path) const {
+  if (I->Backend != ExecutionBackend::Cuda)
+    return rtError("a model compiled for the reference backend has no plan to "
+                   "save (compile it for cuda)");
   return writePlanFile(Path, I->P);
+}
+
+ExecutionBackend CompiledModel::backend() const { return I->Backend; }
+
+void CompiledModel::setPhaseCallback(PhaseCallback OnPhase) {
+  std::lock_guard<std::mutex> Lock(I->LoadMutex);
+  I->OnPhase = std::move(OnPhase);
 }
 
 ArrayRef<TensorInfo> CompiledModel::inputs() const { return I->Inputs; }
@@ -211,7 +305,7 @@ ModelStats CompiledModel::stats() const {
 
 Error CompiledModel::loadOnDevice() {
   std::lock_guard<std::mutex> Lock(I->LoadMutex);
-  if (I->Loaded)
+  if (I->Loaded || I->Backend != ExecutionBackend::Cuda)
     return Error::success();
   std::lock_guard<std::mutex> Lazy(lazyLoadMutex());
   return I->load();
@@ -254,12 +348,14 @@ Error CompiledModel::Impl::load() {
     PO.Arch = *Arch;
     PO.CacheDir = CacheDir;
     PO.Progress = Progress;
+    PhaseScope Phase(OnPhase, "kernels");
     if (Error E = compilePlanKernels(P, PO))
       return E;
   }
 
   // Weights: one buffer, uploaded once.
   if (!P.Weights.empty()) {
+    PhaseScope Phase(OnPhase, "upload");
     SOLDER_CUDA_TRY(cudaMalloc(&Weights, P.Weights.size()),
                     "cudaMalloc of " + Twine(P.Weights.size()) +
                         " bytes of weights");
@@ -304,6 +400,7 @@ Error CompiledModel::Impl::load() {
     for (ConvConfig &C : P.Convs)
       C.Algo = -1;
   }
+  PhaseScope Tuning(OnPhase, "tuning");
   if (!P.Gemms.empty()) {
     cublasLtHandle_t Lt;
     SOLDER_CUBLAS_TRY(cudaLibs().cublasLtCreate(&Lt), "cublasLtCreate");
@@ -736,6 +833,9 @@ Expected<std::unique_ptr<ExecutionContext>> CompiledModel::createContext() {
   auto CI = std::make_unique<ExecutionContext::Impl>();
   CI->Model = shared_from_this();
   CI->M = I.get();
+  if (I->Backend != ExecutionBackend::Cuda) // runs on the CPU, nothing to set
+    return std::unique_ptr<ExecutionContext>(
+        new ExecutionContext(std::move(CI)));
   {
     std::lock_guard<std::mutex> Lazy(lazyLoadMutex()); // library handles
     if (Error E = CI->init())
@@ -748,11 +848,15 @@ ExecutionContext::ExecutionContext(std::unique_ptr<Impl> I) : I(std::move(I)) {}
 ExecutionContext::~ExecutionContext() = default;
 
 Error ExecutionContext::bindInput(unsigned Index, const void *DevicePtr) {
+  if (I->M->Backend != ExecutionBackend::Cuda)
+    return notOnReference("bindInput");
   if (Index >= I->InPtr.size())
     return rtError("no input #" + Twine(Index));
-  if (!DevicePtr || reinterpret_cast<uintptr_t>(DevicePtr) % 16)
+  if (!DevicePtr)
+    DevicePtr = I->OwnIn[Index];
+  if (reinterpret_cast<uintptr_t>(DevicePtr) % 16)
     return rtError("input #" + Twine(Index) +
-                   ": device pointer must be non-null and 16-byte aligned");
+                   ": device pointer must be 16-byte aligned");
   if (I->InPtr[Index] != DevicePtr)
     I->ArgsStale = true;
   I->InPtr[Index] = DevicePtr;
@@ -760,11 +864,15 @@ Error ExecutionContext::bindInput(unsigned Index, const void *DevicePtr) {
 }
 
 Error ExecutionContext::bindOutput(unsigned Index, void *DevicePtr) {
+  if (I->M->Backend != ExecutionBackend::Cuda)
+    return notOnReference("bindOutput");
   if (Index >= I->OutPtr.size())
     return rtError("no output #" + Twine(Index));
-  if (!DevicePtr || reinterpret_cast<uintptr_t>(DevicePtr) % 16)
+  if (!DevicePtr)
+    DevicePtr = I->OwnOut[Index];
+  if (reinterpret_cast<uintptr_t>(DevicePtr) % 16)
     return rtError("output #" + Twine(Index) +
-                   ": device pointer must be non-null and 16-byte aligned");
+                   ": device pointer must be 16-byte aligned");
   if (I->OutPtr[Index] != DevicePtr)
     I->ArgsStale = true;
   I->OutPtr[Index] = DevicePtr;
@@ -780,6 +888,8 @@ void *ExecutionContext::outputBuffer(unsigned Index) const {
 
 Error ExecutionContext::copyInputFromHost(unsigned Index, const void *Host,
                                           size_t Bytes, cudaStream_t Stream) {
+  if (I->M->Backend != ExecutionBackend::Cuda)
+    return notOnReference("copyInputFromHost");
   if (Index >= I->InPtr.size())
     return rtError("no input #" + Twine(Index));
   const TensorInfo &T = I->M->Inputs[Index];
@@ -798,6 +908,8 @@ Error ExecutionContext::copyInputFromHost(unsigned Index, const void *Host,
 
 Error ExecutionContext::copyOutputToHost(unsigned Index, void *Host,
                                          size_t Bytes, cudaStream_t Stream) {
+  if (I->M->Backend != ExecutionBackend::Cuda)
+    return notOnReference("copyOutputToHost");
   if (Index >= I->OutPtr.size())
     return rtError("no output #" + Twine(Index));
   const TensorInfo &T = I->M->Outputs[Index];
@@ -814,6 +926,8 @@ Error ExecutionContext::copyOutputToHost(unsigned Index, void *Host,
 }
 
 Error ExecutionContext::run(cudaStream_t Stream) {
+  if (I->M->Backend != ExecutionBackend::Cuda)
+    return notOnReference("run");
   if (!I->UseGraph)
     return I->runEager(Stream ? Stream : I->Own);
   if (Stream)
@@ -833,6 +947,8 @@ Error ExecutionContext::run(cudaStream_t Stream) {
 
 Error ExecutionContext::runStepByStep(
     cudaStream_t Stream, function_ref<Error(size_t Step, bool After)> Observe) {
+  if (I->M->Backend != ExecutionBackend::Cuda)
+    return notOnReference("runStepByStep");
   cudaStream_t S = Stream ? Stream : I->Own;
   // Library and kernel code load lazily on a first run: not while another
   // thread captures a graph (see lazyLoadMutex).
@@ -857,6 +973,8 @@ Error ExecutionContext::runStepByStep(
 
 Error ExecutionContext::readBuffer(const BufferRef &Ref, void *Host,
                                    size_t Bytes) {
+  if (I->M->Backend != ExecutionBackend::Cuda)
+    return notOnReference("readBuffer");
   if (Ref.Space == BufferSpace::Input && Ref.Index >= I->InPtr.size())
     return rtError("no input #" + Twine(Ref.Index));
   if (Ref.Space == BufferSpace::Output && Ref.Index >= I->OutPtr.size())
@@ -890,6 +1008,12 @@ Error ExecutionContext::readBuffer(const BufferRef &Ref, void *Host,
   return Error::success();
 }
 
+int ExecutionContext::device() const {
+  return I->M->Backend == ExecutionBackend::Cuda ? I->M->Device : -1;
+}
+ExecutionBackend ExecutionContext::backend() const { return I->M->Backend; }
+const CompiledModel &ExecutionContext::model() const { return *I->Model; }
+
 void ExecutionContext::setUseCudaGraph(bool On) { I->UseGraph = On; }
 bool ExecutionContext::usesCudaGraph() const { return I->UseGraph; }
 uint64_t ExecutionContext::graphLaunches() const { return I->GraphLaunches; }
@@ -901,14 +1025,19 @@ Expected<std::vector<Tensor>> ExecutionContext::runHost(ArrayRef<Tensor> Inputs,
   if (Inputs.size() != Ins.size())
     return rtError("the model takes " + Twine(Ins.size()) + " inputs, got " +
                    Twine(Inputs.size()));
-  cudaStream_t S = Stream ? Stream : I->Own;
   for (size_t K = 0; K < Ins.size(); ++K) {
     const Tensor &T = Inputs[K];
     if (T.dtype() != Ins[K].Elem ||
         ArrayRef<int64_t>(T.dims()) != ArrayRef<int64_t>(Ins[K].Dims))
       return rtError("input '" + Ins[K].Name + "': got " +
-                     typeToString(T.type()) + ", the plan takes " +
+                     typeToString(T.type()) + ", the model takes " +
                      typeToString(TensorType(Ins[K].Elem, Ins[K].Dims)));
+  }
+  if (I->M->Backend == ExecutionBackend::Reference)
+    return runReference(*I->M->RefGraph, Inputs);
+  cudaStream_t S = Stream ? Stream : I->Own;
+  for (size_t K = 0; K < Ins.size(); ++K) {
+    const Tensor &T = Inputs[K];
     if (Error E = copyInputFromHost(K, T.rawData(), T.byteSize(), S))
       return std::move(E);
   }

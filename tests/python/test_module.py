@@ -1,0 +1,263 @@
+"""The solder Python module without a GPU (CI): compile the bundled model,
+run it on the reference backend with NumPy inputs against onnxruntime, and
+check that bad input raises SolderError with solder's message. The cuda
+backend is compiled (NVRTC needs no GPU) and its plan saved and loaded;
+creating a context either fails with "no CUDA device" or, on a GPU machine,
+runs and matches the reference.
+
+Run by ctest (python_module) with PYTHONPATH=BUILD/python; exit 77 = skip.
+"""
+import os
+import sys
+import tempfile
+import unittest
+
+import numpy as np
+
+import solder
+
+SOURCE_DIR = os.environ.get(
+    "SOLDER_SOURCE_DIR",
+    os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+TINY = os.path.join(SOURCE_DIR, "examples", "models", "tiny_cnn.onnx")
+SHAPES = {"input": (2, 3, 32, 32)}
+
+
+def random_input(seed=1):
+    return np.random.default_rng(seed).standard_normal(
+        SHAPES["input"]).astype(np.float32)
+
+
+class DLPackOnly:
+    """A NumPy array seen only through DLPack, as from torch or CuPy; device
+    overrides what __dlpack_device__ says (the data stays on the host)."""
+
+    def __init__(self, array, device=None):
+        self.array, self.device = array, device
+
+    def __dlpack_device__(self):
+        return self.device or self.array.__dlpack_device__()
+
+    def __dlpack__(self, stream=None):
+        return self.array.__dlpack__()
+
+
+class ReferenceBackend(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.model = solder.compile(TINY, shapes=SHAPES, backend="reference")
+
+    def test_describes_inputs_and_outputs(self):
+        m = self.model
+        self.assertEqual(m.backend, "reference")
+        self.assertEqual(m.inputs,
+                         (solder.TensorSpec("input", (2, 3, 32, 32),
+                                            "float32"),))
+        self.assertEqual([o.name for o in m.outputs], ["probs"])
+        self.assertEqual(m.outputs[0].dtype, "float32")
+        self.assertEqual(m.outputs[0].shape[0], 2)
+
+    def test_matches_onnxruntime(self):
+        try:
+            import onnxruntime
+        except ImportError:
+            self.skipTest("onnxruntime is not installed")
+        x = random_input()
+        (probs,) = self.model.create_context().run({"input": x})
+        self.assertIsInstance(probs, np.ndarray)
+        sess = onnxruntime.InferenceSession(
+            TINY, providers=["CPUExecutionProvider"])
+        (want,) = sess.run(None, {"input": x})
+        self.assertEqual(probs.shape, want.shape)
+        np.testing.assert_allclose(probs, want, rtol=1e-4, atol=1e-5)
+
+    def test_reduced_precision_on_the_reference_backend(self):
+        # fp16/bf16 plans keep the model's fp32 inputs and outputs and stay
+        # within the precision's bound of the fp32 run.
+        x = random_input(2)
+        (want,) = self.model.create_context().run(x)
+        for precision, tol in (("fp16", 1e-2), ("bf16", 3e-2)):
+            m = solder.compile(TINY, shapes=SHAPES, backend="reference",
+                               precision=precision)
+            self.assertEqual(m.inputs[0].dtype, self.model.inputs[0].dtype)
+            (got,) = m.create_context().run(x)
+            err = np.abs(got - want).max() / np.abs(want).max()
+            self.assertLessEqual(err, tol, precision)
+
+    def test_input_forms_and_given_outputs(self):
+        ctx = self.model.create_context()
+        x = random_input(2)
+        (a,) = ctx.run({"input": x})
+        (b,) = ctx.run([x])
+        (c,) = ctx.run(x)
+        out = np.full(self.model.outputs[0].shape, np.nan, np.float32)
+        (d,) = ctx.run(x, outputs=[out])
+        self.assertIs(d, out)
+        # A strided view is made contiguous, a read-only array is accepted.
+        wide = np.zeros((2, 3, 32, 64), np.float32)
+        wide[..., ::2] = x
+        ro = x.copy()
+        ro.flags.writeable = False
+        (e,) = ctx.run(wide[..., ::2])
+        (f,) = ctx.run(ro)
+        for r in (b, c, d, e, f):
+            np.testing.assert_array_equal(a, r)
+
+    def test_compiles_from_bytes(self):
+        with open(TINY, "rb") as f:
+            data = f.read()
+        m = solder.compile(data, shapes={"N": 2}, backend="reference")
+        x = random_input(3)
+        (a,) = m.create_context().run(x)
+        (b,) = self.model.create_context().run(x)
+        np.testing.assert_array_equal(a, b)
+
+    def test_bad_inputs_raise_solder_errors(self):
+        ctx = self.model.create_context()
+        x = random_input()
+        cases = [
+            ({"inpt": x}, "unknown input 'inpt'"),
+            ({}, "missing input 'input'"),
+            ([x, x], "takes 1 inputs, got 2"),
+            (x[:1], "input 'input': expected f32[2,3,32,32], got f32[1,3,32,32]"),
+            (x.astype(np.float64), "expected f32[2,3,32,32], got f64[2,3,32,32]"),
+            ("text", "input 'input': expected a NumPy array"),
+        ]
+        for inputs, message in cases:
+            with self.subTest(message=message):
+                with self.assertRaises(solder.SolderError) as cm:
+                    ctx.run(inputs)
+                self.assertIn(message, str(cm.exception))
+        ro_out = np.zeros(self.model.outputs[0].shape, np.float32)
+        ro_out.flags.writeable = False
+        with self.assertRaisesRegex(solder.SolderError, "output 'probs'"):
+            ctx.run(x, outputs=[ro_out])
+        # The context still works after the errors.
+        ctx.run(x)
+
+    def test_dlpack_producers(self):
+        """Objects offering only DLPack (like torch CPU tensors) are read
+        through the capsule: layout, dtype, shape and strides checked."""
+        ctx = self.model.create_context()
+        x = random_input(5)
+        (want,) = ctx.run(x)
+        (got,) = ctx.run({"input": DLPackOnly(x)})
+        np.testing.assert_array_equal(got, want)
+        out = np.zeros(self.model.outputs[0].shape, np.float32)
+        ctx.run(DLPackOnly(x), outputs=[DLPackOnly(out)])
+        np.testing.assert_array_equal(out, want)
+        wide = np.zeros((2, 3, 32, 64), np.float32)
+        cases = [
+            (DLPackOnly(x[:1]), "expected f32[2,3,32,32], got f32[1,3,32,32]"),
+            (DLPackOnly(x.astype(np.int32)), "got i32[2,3,32,32]"),
+            (DLPackOnly(wide[..., ::2]), "not contiguous"),
+            (DLPackOnly(x, device=(2, 0)), "is on cuda:0; the reference "
+                                           "backend runs on the CPU"),
+            (DLPackOnly(x, device=(8, 0)), "DLPack device type 8"),
+        ]
+        for arg, message in cases:
+            with self.subTest(message=message):
+                with self.assertRaises(solder.SolderError) as cm:
+                    ctx.run(arg)
+                self.assertIn(message, str(cm.exception))
+
+    def test_threads_run_contexts_concurrently(self):
+        """The GIL is released while running: contexts on other threads
+        run at the same time and get the same results."""
+        import threading
+        x = random_input(6)
+        (want,) = self.model.create_context().run(x)
+        results, errors = [], []
+
+        def work():
+            try:
+                ctx = self.model.create_context()
+                for _ in range(3):
+                    results.append(ctx.run(x)[0])
+            except Exception as e:  # reported below, not lost in a thread
+                errors.append(e)
+
+        threads = [threading.Thread(target=work) for _ in range(3)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        self.assertEqual(errors, [])
+        self.assertEqual(len(results), 9)
+        for r in results:
+            np.testing.assert_array_equal(r, want)
+
+    def test_no_plan_for_the_reference_backend(self):
+        with self.assertRaisesRegex(solder.SolderError, "no plan"):
+            self.model.save_plan(os.path.join(tempfile.gettempdir(), "x.plan"))
+
+
+class BadModels(unittest.TestCase):
+    def test_missing_file(self):
+        with self.assertRaises(solder.SolderError) as cm:
+            solder.compile("/nonexistent/model.onnx", backend="reference")
+        self.assertIn("/nonexistent/model.onnx", str(cm.exception))
+
+    def test_truncated_model(self):
+        with open(TINY, "rb") as f:
+            data = f.read()
+        with self.assertRaises(solder.SolderError):
+            solder.compile(data[: len(data) // 2], shapes=SHAPES,
+                           backend="reference")
+
+    def test_unbound_symbolic_dim(self):
+        with self.assertRaisesRegex(solder.SolderError, "input 'input'"):
+            solder.compile(TINY, backend="reference")
+
+    def test_unknown_shape_name(self):
+        with self.assertRaisesRegex(solder.SolderError, "'image'"):
+            solder.compile(TINY, shapes={"image": (1, 3, 32, 32)},
+                           backend="reference")
+
+    def test_options(self):
+        with self.assertRaisesRegex(solder.SolderError,
+                                    "precision 'int8' is not supported yet"):
+            solder.compile(TINY, shapes=SHAPES, precision="int8")
+        with self.assertRaises(ValueError):
+            solder.compile(TINY, shapes=SHAPES, io_precision="half")
+        with self.assertRaises(ValueError):
+            solder.compile(TINY, shapes=SHAPES, precision="fp8x")
+        with self.assertRaisesRegex(solder.SolderError, "unknown backend"):
+            solder.compile(TINY, shapes=SHAPES, backend="tpu")
+        with self.assertRaises(TypeError):
+            solder.compile(42)
+
+
+class CudaBackend(unittest.TestCase):
+    def test_compile_save_load_and_context(self):
+        model = solder.compile(TINY, shapes=SHAPES, arch="sm_90")
+        self.assertEqual(model.backend, "cuda")
+        self.assertGreater(model.stats["steps"], 0)
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "tiny.plan")
+            model.save_plan(path)
+            loaded = solder.load_plan(path)
+        self.assertEqual(loaded.inputs, model.inputs)
+        self.assertEqual(loaded.outputs, model.outputs)
+        try:
+            ctx = loaded.create_context()
+        except solder.SolderError as e:
+            self.assertIn("no CUDA device", str(e))
+            return
+        x = random_input(4)
+        (gpu,) = ctx.run({"input": x})  # NumPy in: NumPy out
+        self.assertIsInstance(gpu, np.ndarray)
+        ref = solder.compile(TINY, shapes=SHAPES, backend="reference")
+        (want,) = ref.create_context().run(x)
+        np.testing.assert_allclose(gpu, want, rtol=1e-4, atol=1e-5)
+
+    def test_load_plan_errors(self):
+        with self.assertRaises(solder.SolderError):
+            solder.load_plan("/nonexistent/model.plan")
+        with self.assertRaises(solder.SolderError):
+            solder.load_plan(TINY)  # ONNX, not a plan
+
+
+if __name__ == "__main__":
+    result = unittest.main(exit=False, verbosity=2).result
+    sys.exit(0 if result.wasSuccessful() else 1)
