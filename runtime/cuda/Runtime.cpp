@@ -501,7 +501,7 @@ struct ExecutionContext::Impl {
   /// A, B, C, D pointer arrays start in the block (0 for other gemms), and
   /// their host image, uploaded whenever a buffer binding changes.
   std::vector<uint64_t> PtrTableOff;
-  std::vector<uint64_t> PtrHost;
+  std::vector<uint64_t> PtrHost, PtrUploaded;
   uint64_t PtrTableBase = 0;
   cudaStream_t Own = nullptr;
   cudaEvent_t Before = nullptr, After = nullptr;
@@ -659,6 +659,10 @@ Error ExecutionContext::Impl::refreshArgs(cudaStream_t Stream) {
               reinterpret_cast<uint64_t>(resolve(*Refs[O])) + Off[O];
       }
     }
+  }
+  // Uploaded only when they change (a binding of a buffer they point
+  // into): rebinding inputs, as every zero-copy run may, costs no copy.
+  if (PtrHost != PtrUploaded) {
     // Stream-ordered, never on the legacy stream: another thread may be
     // capturing a graph meanwhile, and a legacy-stream copy would join it.
     SOLDER_CUDA_TRY(cudaStreamSynchronize(Stream),
@@ -669,6 +673,7 @@ Error ExecutionContext::Impl::refreshArgs(cudaStream_t Stream) {
                     "uploading matmul pointer tables");
     SOLDER_CUDA_TRY(cudaStreamSynchronize(Stream),
                     "uploading matmul pointer tables");
+    PtrUploaded = PtrHost;
   }
   ArgsStale = false;
   return Error::success();

@@ -112,6 +112,8 @@ def check_live_input(ctx, inputs, out):
 def check_side_stream(ctx, inputs, out):
     import torch
     side = torch.cuda.Stream()
+    ctx.run(inputs, outputs=[out])  # the reference: torch's default stream
+    torch.cuda.synchronize()
     ref = out.clone()
     out.zero_()
     torch.cuda.synchronize()
