@@ -36,6 +36,7 @@
 #include "passes/Pipeline.h"
 #include "ir/OpRegistry.h"
 #include "ir/Printer.h"
+#include "ir/SizeLimits.h"
 #include "ir/Verifier.h"
 #include "passes/BatchNormFolding.h"
 #include "passes/ConstantFolding.h"
@@ -137,6 +138,8 @@ llvm::Error runPipeline(Graph &G, const PipelineOptions &Opts) {
   unsigned Counter = 0;
   if (auto E = dumpGraph(G, Opts, Counter, "input"))
     return E;
+  if (auto E = checkTensorSizes(G, Opts.MaxTensorBytes))
+    return E;
   DecisionLog Log;
   FusionState Fusion(Opts.DisabledFusions);
   Fusion.reserveIdsOf(G);
@@ -171,6 +174,8 @@ llvm::Error runPipeline(Graph &G, const PipelineOptions &Opts) {
       if (!S.Fixpoint || !Changed)
         break;
     }
+    if (auto E = checkTensorSizes(G, Opts.MaxTensorBytes))
+      return E;
   }
   return llvm::Error::success();
 }

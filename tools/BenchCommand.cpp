@@ -60,6 +60,7 @@ static cl::opt<uint64_t> BenchSeed("seed", cl::init(0),
                                    cl::sub(BenchCmd), cl::cat(BenchCat));
 
 static FusionFlags BenchFusion(BenchCmd, BenchCat);
+static LimitFlags BenchLimits(BenchCmd, BenchCat);
 
 cl::SubCommand &benchSubCommand() { return BenchCmd; }
 
@@ -100,6 +101,8 @@ static Error bench(json::Object &Out) {
   Opts.AllowTF32 = BenchTF32;
   Opts.NoFusion = BenchFusion.noFusion();
   Opts.DisabledFusions = BenchFusion.disabledFusions();
+  if (Error E = applyLimits(BenchLimits, Opts))
+    return E;
   Opts.Progress = progressStream();
   auto T0 = std::chrono::steady_clock::now();
   Expected<std::shared_ptr<CompiledModel>> M =

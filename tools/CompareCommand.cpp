@@ -112,6 +112,7 @@ static cl::opt<int64_t> CmpPerturb(
              "error to its first output"),
     cl::sub(CompareCmd), cl::cat(CompareCat));
 static FusionFlags CmpFusion(CompareCmd, CompareCat);
+static LimitFlags CmpLimits(CompareCmd, CompareCat);
 
 cl::SubCommand &compareSubCommand() { return CompareCmd; }
 
@@ -385,6 +386,8 @@ static int runCompare() {
                              CmpDisabledPasses.end());
   Opts.NoFusion = CmpFusion.noFusion();
   Opts.DisabledFusions = CmpFusion.disabledFusions();
+  if (Error E = applyLimits(CmpLimits, Opts))
+    return reportError(std::move(E));
   Opts.PerturbGroupId = CmpPerturb;
   Opts.Progress = progressStream();
   Expected<CompiledOnnxModel> Fused = compileOnnxModel(CmpModel, Opts);

@@ -62,6 +62,7 @@ static cl::list<std::string>
                     cl::sub(CompileCmd), cl::cat(CompileCat));
 
 static FusionFlags CompileFusion(CompileCmd, CompileCat);
+static LimitFlags CompileLimits(CompileCmd, CompileCat);
 static FusionReportFlag CompileReport(CompileCmd, CompileCat);
 
 cl::SubCommand &compileSubCommand() { return CompileCmd; }
@@ -91,6 +92,8 @@ Expected<CompiledOnnxModel> compileOnnxModel(StringRef Path,
   CO.NoFusion = Opts.NoFusion;
   CO.DisabledFusions = Opts.DisabledFusions;
   CO.PerturbGroupId = Opts.PerturbGroupId;
+  CO.MaxConstantBytes = Opts.MaxConstantBytes;
+  CO.MaxTensorBytes = Opts.MaxTensorBytes;
   CO.Progress = Opts.Progress;
   for (const auto &E : IO->InputShapes)
     CO.InputShapes[E.getKey()] = E.getValue();
@@ -103,6 +106,18 @@ Expected<CompiledOnnxModel> compileOnnxModel(StringRef Path,
   if (!M)
     return M.takeError();
   return CompiledOnnxModel{std::move(*M), std::move(*G), std::move(*IO)};
+}
+
+Error applyLimits(const LimitFlags &Limits, ModelLoadOptions &Opts) {
+  Expected<size_t> C = Limits.maxConstantBytes();
+  if (!C)
+    return C.takeError();
+  Expected<uint64_t> T = Limits.maxTensorBytes();
+  if (!T)
+    return T.takeError();
+  Opts.MaxConstantBytes = *C;
+  Opts.MaxTensorBytes = *T;
+  return Error::success();
 }
 
 Expected<std::shared_ptr<CompiledModel>>
@@ -194,6 +209,8 @@ int runCompileCommand() {
   Opts.DisabledPasses.assign(CompileDisabled.begin(), CompileDisabled.end());
   Opts.NoFusion = CompileFusion.noFusion();
   Opts.DisabledFusions = CompileFusion.disabledFusions();
+  if (Error E = applyLimits(CompileLimits, Opts))
+    return reportError(std::move(E));
   Opts.Progress = progressStream();
   auto Start = std::chrono::steady_clock::now();
   std::shared_ptr<CompiledModel> Model;

@@ -56,6 +56,7 @@ static cl::opt<std::string> DumpOutput("o", cl::value_desc("file"),
                                        cl::sub(DumpIrCmd), cl::cat(DumpIrCat));
 
 static FusionFlags DumpFusion(DumpIrCmd, DumpIrCat);
+static LimitFlags DumpLimits(DumpIrCmd, DumpIrCat);
 static FusionReportFlag DumpReport(DumpIrCmd, DumpIrCat);
 
 cl::SubCommand &dumpIrSubCommand() { return DumpIrCmd; }
@@ -86,6 +87,8 @@ int runDumpIrCommand() {
     PipelineOptions PO;
     PO.DisabledPasses.assign(DumpDisabled.begin(), DumpDisabled.end());
     DumpFusion.apply(PO);
+    if (Error E = DumpLimits.apply(PO))
+      return reportError(std::move(E));
     PO.Decisions = &Decisions;
     if (!DumpAfterAll.empty()) {
       if (std::error_code EC = sys::fs::create_directories(DumpAfterAll))

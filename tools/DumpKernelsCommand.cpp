@@ -45,6 +45,7 @@ static cl::opt<std::string> DumpCacheDir("cache-dir", cl::value_desc("dir"),
                                          cl::sub(DumpCmd), cl::cat(DumpCat));
 
 static FusionFlags DumpKernelsFusion(DumpCmd, DumpCat);
+static LimitFlags DumpKernelsLimits(DumpCmd, DumpCat);
 
 cl::SubCommand &dumpKernelsSubCommand() { return DumpCmd; }
 
@@ -89,6 +90,8 @@ int runDumpKernelsCommand() {
   Opts.CacheDir = DumpCacheDir;
   Opts.NoFusion = DumpKernelsFusion.noFusion();
   Opts.DisabledFusions = DumpKernelsFusion.disabledFusions();
+  if (Error E = applyLimits(DumpKernelsLimits, Opts))
+    return reportError(std::move(E));
   Opts.Progress = progressStream();
   Expected<std::shared_ptr<CompiledModel>> M =
       loadOrCompileModel(DumpModel, Opts);

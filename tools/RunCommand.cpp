@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "frontend/ModelSummary.h"
 #include "frontend/OnnxImporter.h"
+#include "ir/SizeLimits.h"
 #include "tools/Backend.h"
 #include "tools/CommandUtils.h"
 #include "tools/Commands.h"
@@ -84,6 +85,7 @@ static cl::opt<unsigned> RunShowValues("show-values", cl::init(8),
                                        cl::sub(RunCmd), cl::cat(RunCat));
 
 static FusionFlags RunFusion(RunCmd, RunCat);
+static LimitFlags RunLimits(RunCmd, RunCat);
 
 cl::SubCommand &runSubCommand() { return RunCmd; }
 
@@ -258,6 +260,13 @@ int runRunCommand() {
   Expected<std::unique_ptr<Graph>> G = importOnnxFile(RunModel, *Opts);
   if (!G)
     return reportError(G.takeError());
+  // Before any input is made: a hostile input shape is refused, not
+  // allocated (the pipeline checks the rest).
+  Expected<uint64_t> MaxTensorBytes = RunLimits.maxTensorBytes();
+  if (!MaxTensorBytes)
+    return reportError(MaxTensorBytes.takeError());
+  if (Error E = checkTensorSizes(**G, *MaxTensorBytes))
+    return reportError(std::move(E));
 
   std::vector<Tensor> Inputs;
   std::vector<std::string> Missing;
@@ -304,6 +313,8 @@ int runRunCommand() {
   PipelineOptions PO;
   PO.DisabledPasses.assign(RunDisabled.begin(), RunDisabled.end());
   RunFusion.apply(PO);
+  if (Error E = RunLimits.apply(PO))
+    return reportError(std::move(E));
   if (Error E = (*B)->prepare(**G, PO, !RunNoOptimize))
     return reportError(std::move(E));
   Expected<std::vector<Tensor>> Outputs = (*B)->run(**G, Inputs);

@@ -106,6 +106,8 @@ CompiledModel::compileGraph(Graph &G, const CompileOptions &Opts) {
   PO.TargetGpu = true;
   PO.NoFusion = Opts.NoFusion;
   PO.DisabledFusions = Opts.DisabledFusions;
+  PO.MaxFoldedConstantBytes = Opts.MaxConstantBytes;
+  PO.MaxTensorBytes = Opts.MaxTensorBytes;
   std::vector<DecisionRecord> Decisions;
   PO.Decisions = &Decisions;
   if (Error E = runPipeline(G, PO))
