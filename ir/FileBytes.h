@@ -2,7 +2,8 @@
 //
 // Every file solder takes from the user (ONNX models, plans, tensors) is
 // brought into memory here. Small files are read: a copy costs little and
-// nothing can pull it away later. Large files are mapped, so weights go
+// nothing can pull it away later (plans are always mapped: their weights
+// are used in place, page-aligned). Large files are mapped, so weights go
 // from the page cache to the plan file or the GPU without a host copy; a
 // mapping's pages are read lazily, so a file truncated while mapped (say
 // `cp other.onnx model.onnx`, which truncates in place) raises SIGBUS at

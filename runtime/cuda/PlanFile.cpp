@@ -677,11 +677,13 @@ Error writePlanFile(StringRef Path, const Plan &P) {
 }
 
 Expected<Plan> readPlanFile(StringRef Path) {
-  Expected<std::unique_ptr<MemoryBuffer>> Buf = readFileBytes(Path, "plan");
+  // Always mapped, even when small: the weights section is page-aligned in
+  // the file so the plan views it in place (no copy, page-aligned for the
+  // upload). The sizes are still checked (ir/FileBytes.h).
+  Expected<std::unique_ptr<MemoryBuffer>> Buf =
+      readFileBytes(Path, "plan", /*MapAbove=*/0);
   if (!Buf)
     return Buf.takeError();
-  // A large plan's weights stay in the mapping (page cache) until
-  // uploaded (ir/FileBytes.h).
   std::shared_ptr<MemoryBuffer> File = std::move(*Buf);
   StringRef Bytes = File->getBuffer();
   Expected<Plan> P = deserializePlan(Bytes, std::move(File));

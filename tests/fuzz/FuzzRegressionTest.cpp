@@ -23,7 +23,7 @@ namespace {
 size_t replay(const fuzz::FuzzTarget &T, llvm::StringRef Kind) {
   std::string Dir =
       std::string(SOLDER_SOURCE_DIR) + "/fuzz/" + Kind.str() + "/" + T.Name;
-  std::vector<std::string> Files = testing::filesIn(Dir);
+  std::vector<std::string> Files = solder::testing::filesIn(Dir);
   for (const std::string &Name : Files) {
     std::string F = Dir + "/" + Name;
     auto Buf = llvm::MemoryBuffer::getFile(F, /*IsText=*/false,
