@@ -4,13 +4,19 @@
 // take keys from an atomic counter; each first looks in the disk cache
 // (<dir>/<sha256>.cubin, checked to be an ELF file), else runs NVRTC and
 // writes the CUBIN atomically (a unique temporary file in the same folder,
-// then rename), so concurrent solder processes never see half a file.
+// then rename), so concurrent solder processes never see half a file: two
+// processes writing one entry each rename a whole file over it, and the
+// entry is one of the two (identical) CUBINs. A cache folder that cannot be
+// created or written costs one warning, and the compile goes on without
+// it (entries already there are still read).
 // NVRTC programs are independent, so compiling several at once is safe.
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/NvrtcCompiler.h"
 #include "codegen/NvrtcApi.h"
+#include "ir/FileBytes.h"
 #include "ir/OpRegistry.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/FileSystem.h"
@@ -18,6 +24,7 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
 #include "llvm/Support/SHA256.h"
+#include "llvm/Support/Signals.h"
 #include "llvm/Support/raw_ostream.h"
 #include <algorithm>
 #include <atomic>
@@ -93,6 +100,9 @@ llvm::Error writeAtomically(const std::string &Path, llvm::StringRef Data) {
           llvm::sys::fs::createUniqueFile(Path + ".tmp-%%%%%%%%", FD, Tmp))
     return makeError("cannot create a file next to '" + Path +
                      "': " + EC.message());
+  llvm::sys::RemoveFileOnSignal(Tmp);
+  auto Done =
+      llvm::make_scope_exit([&] { llvm::sys::DontRemoveFileOnSignal(Tmp); });
   {
     llvm::raw_fd_ostream OS(FD, /*shouldClose=*/true);
     OS << Data;
@@ -239,14 +249,30 @@ compileKernels(llvm::ArrayRef<GeneratedKernel> Kernels,
       Work.push_back(I);
   }
 
+  std::mutex ProgressMutex;
+  // One warning per call, from whichever thread first finds the cache
+  // unusable; later write failures are dropped silently.
+  std::atomic<bool> CacheWritable{true};
+  auto WarnOnce = [&](const std::string &Msg) {
+    if (!CacheWritable.exchange(false)) // already warned
+      return;
+    std::lock_guard<std::mutex> Lock(ProgressMutex);
+    if (Opts.Warning)
+      Opts.Warning(Msg);
+    else
+      llvm::errs() << "warning: " << Msg << "\n";
+  };
   std::string CacheDir = Opts.UseCache ? resolveCacheDir(Opts) : "";
-  if (!CacheDir.empty() && llvm::sys::fs::create_directories(CacheDir))
-    CacheDir.clear(); // an unwritable cache only costs time
+  if (!CacheDir.empty())
+    if (std::error_code EC = llvm::sys::fs::create_directories(CacheDir)) {
+      WarnOnce("cannot create the kernel cache folder '" + CacheDir + "' (" +
+               EC.message() + "); compiling without a cache");
+      CacheDir.clear();
+    }
 
   std::vector<std::string> Cubins(Work.size());
   std::vector<std::optional<llvm::Error>> Errors(Work.size());
   std::atomic<unsigned> Next{0}, NumCompiled{0}, NumCached{0};
-  std::mutex ProgressMutex;
   unsigned Done = 0;
   bool Tty = !Opts.Progress && isatty(2) && Work.size() > 1;
 
@@ -258,10 +284,12 @@ compileKernels(llvm::ArrayRef<GeneratedKernel> Kernels,
           CacheDir.empty() ? "" : CacheDir + "/" + Key + ".cubin";
       bool Hit = false;
       if (!Path.empty()) {
-        auto Buf =
-            llvm::MemoryBuffer::getFile(Path, /*IsText=*/false,
-                                        /*RequiresNullTerminator=*/false);
-        if (Buf && looksLikeCubin((*Buf)->getBuffer())) {
+        // Read, not mapped: an entry another process truncates cannot
+        // fault here.
+        auto Buf = readFileBytes(Path, "cached kernel", UINT64_MAX);
+        if (!Buf)
+          llvm::consumeError(Buf.takeError());
+        else if (looksLikeCubin((*Buf)->getBuffer())) {
           Cubins[W] = (*Buf)->getBuffer().str();
           Hit = true;
           ++NumCached;
@@ -274,9 +302,12 @@ compileKernels(llvm::ArrayRef<GeneratedKernel> Kernels,
         } else {
           Cubins[W] = std::move(*C);
           ++NumCompiled;
-          if (!Path.empty())
-            // A failed cache write only costs a recompile later.
-            llvm::consumeError(writeAtomically(Path, Cubins[W]));
+          // A failed cache write only costs a recompile later.
+          if (!Path.empty() && CacheWritable)
+            if (llvm::Error E = writeAtomically(Path, Cubins[W]))
+              WarnOnce("kernel cache folder '" + CacheDir +
+                       "' is not writable (" + llvm::toString(std::move(E)) +
+                       "); compiled kernels are not cached");
         }
       }
       std::lock_guard<std::mutex> Lock(ProgressMutex);

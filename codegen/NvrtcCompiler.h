@@ -39,6 +39,10 @@ struct NvrtcOptions {
   /// never concurrently. When null, progress is printed to stderr if it is
   /// a terminal ("compiling kernels 12/85").
   std::function<void(unsigned, unsigned)> Progress;
+  /// Called at most once per compileKernels call when the cache folder
+  /// cannot be created or written (the call then goes on without caching
+  /// what it compiles). When null, "warning: ..." goes to stderr.
+  std::function<void(const std::string &)> Warning;
   /// Extra NVRTC options (e.g. "-lineinfo"); part of the cache key.
   std::vector<std::string> ExtraOptions;
 };

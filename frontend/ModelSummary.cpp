@@ -7,6 +7,7 @@
 #include "frontend/ModelSummary.h"
 #include "frontend/OnnxWire.h"
 #include "frontend/TensorProto.h"
+#include "ir/FileBytes.h"
 #include "ir/OpKind.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -397,7 +398,11 @@ bindInputsAsConstants(StringRef ModelBytes, StringRef Name,
   if (Error E = onnximport::parseProtoBytes(ModelBytes, M, "ONNX model"))
     return E;
   onnx::GraphProto &G = *M.mutable_graph();
-  for (const auto &[InputName, T] : Bindings) {
+  for (const auto &Binding : Bindings) {
+    // Not a structured binding: C++17 lambdas cannot capture those (clang
+    // refuses).
+    const std::string &InputName = Binding.first;
+    const Tensor &T = Binding.second;
     auto &Inputs = *G.mutable_input();
     auto It = std::find_if(
         Inputs.begin(), Inputs.end(),
@@ -422,12 +427,10 @@ bindInputsAsConstants(StringRef ModelBytes, StringRef Name,
 }
 
 Expected<ModelSummary> summarizeOnnxFile(StringRef Path) {
-  ErrorOr<std::unique_ptr<MemoryBuffer>> Buf =
-      MemoryBuffer::getFile(Path, /*IsText=*/false,
-                            /*RequiresNullTerminator=*/false);
+  Expected<std::unique_ptr<MemoryBuffer>> Buf =
+      readFileBytes(Path, "ONNX model");
   if (!Buf)
-    return createStringError(Buf.getError(), "cannot read '" + Path + "': " +
-                                                 Buf.getError().message());
+    return Buf.takeError();
   return summarizeOnnxBytes((*Buf)->getBuffer(), Path);
 }
 

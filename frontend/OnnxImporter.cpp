@@ -251,6 +251,13 @@ llvm::Error addInputs(Graph &G, const onnx::GraphProto &GP,
               " but the shape given for it says " + llvm::Twine(S[I]));
       }
     }
+    // Each declared dim is in range; so must their product be.
+    std::vector<int64_t> StaticDims;
+    for (const Dim &D : Dims)
+      if (D.isStatic())
+        StaticDims.push_back(D.size());
+    if (llvm::Error E = checkDims(StaticDims, "graph input '" + Name + "'"))
+      return E;
     // Symbols are bound (here and in other inputs) below, after checking
     // that the given shapes agree on them.
     Inputs.push_back({Name, TensorType(*Elem, Dims)});

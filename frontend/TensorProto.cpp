@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 #include "frontend/TensorProto.h"
 #include "frontend/OnnxImporter.h"
+#include "ir/FileBytes.h"
 #include "ir/OpRegistry.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringExtras.h"
@@ -383,32 +384,16 @@ static llvm::Error parseStream(google::protobuf::io::ZeroCopyInputStream &In,
 
 llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
 readProtoFile(llvm::StringRef Path, llvm::StringRef What) {
-  int FD = ::open(Path.str().c_str(), O_RDONLY | O_CLOEXEC);
-  if (FD < 0)
-    return makeError("cannot open " + What + " '" + Path +
-                     "': " + std::strerror(errno));
-  struct stat St;
-  if (::fstat(FD, &St) != 0 || !S_ISREG(St.st_mode)) {
-    ::close(FD);
-    return makeError("'" + Path + "' is not a regular file");
-  }
-  if (St.st_size == 0) {
-    ::close(FD);
+  // A large file is mapped, not read: the weights are used in place (see
+  // OnnxWire.h); ir/FileBytes.h says when a file is read instead.
+  auto Buf = readFileBytes(Path, What);
+  if (!Buf)
+    return Buf.takeError();
+  if ((*Buf)->getBufferSize() == 0)
     return makeError("'" + Path + "' is empty, not a " + What);
-  }
-  if (St.st_size > INT_MAX) {
-    ::close(FD);
+  if ((*Buf)->getBufferSize() > size_t(INT_MAX))
     return makeError("'" + Path + "' is larger than 2 GB, protobuf's limit; " +
                      "store large weights as external data");
-  }
-  // Mapped, not read: the weights are used in place (see OnnxWire.h).
-  auto Buf = llvm::MemoryBuffer::getOpenFile(
-      llvm::sys::fs::convertFDToNativeFile(FD), Path, uint64_t(St.st_size),
-      /*RequiresNullTerminator=*/false);
-  ::close(FD);
-  if (!Buf)
-    return makeError("cannot read " + What + " '" + Path +
-                     "': " + Buf.getError().message());
   return std::move(*Buf);
 }
 

@@ -5,6 +5,7 @@
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SetVector.h"
 #include <algorithm>
+#include <cassert>
 
 namespace solder {
 
@@ -81,18 +82,51 @@ static Node *cloneInto(Graph &G, const Node &N,
   return C;
 }
 
+static llvm::Error sortNodeRange(Graph &G, Graph::NodeList::iterator Begin,
+                                 Graph::NodeList::iterator End);
+
 llvm::Expected<Node *> outlineFusedGroup(Graph &G,
                                          llvm::ArrayRef<Node *> MemberList,
                                          GroupKind Kind, int64_t Id) {
   llvm::DenseSet<const Node *> InGroup(MemberList.begin(), MemberList.end());
-  // Members in graph order.
+  if (InGroup.empty())
+    return makeError("fused group " + llvm::Twine(Id) + " has no members");
+  for (const Node *M : MemberList)
+    if (M->graph() != &G)
+      return makeError("fused group " + llvm::Twine(Id) +
+                       ": a member is not a node of the graph");
+  // Members in graph order. Only the span from the first member to the
+  // last is walked (outward from one member), never the whole graph: a
+  // model has as many groups as it has nodes, give or take.
+  Graph::NodeList &Nodes = G.nodes();
+  auto First = G.iteratorOf(MemberList.front()), Last = First;
+  for (size_t Seen = 1; Seen < InGroup.size();) {
+    bool Moved = false;
+    if (First != Nodes.begin()) {
+      Seen += InGroup.count((--First)->get());
+      Moved = true;
+    }
+    if (Seen < InGroup.size() && std::next(Last) != Nodes.end()) {
+      Seen += InGroup.count((++Last)->get());
+      Moved = true;
+    }
+    assert(Moved && "members are nodes of G");
+    (void)Moved;
+  }
+  while (!InGroup.count(First->get()))
+    ++First;
+  while (!InGroup.count(Last->get()))
+    --Last;
   std::vector<Node *> Members;
-  for (auto &N : G.nodes())
-    if (InGroup.count(N.get()))
-      Members.push_back(N.get());
-  if (Members.size() != InGroup.size())
-    return makeError("fused group " + llvm::Twine(Id) +
-                     ": a member is not a node of the graph");
+  for (auto It = First;; ++It) {
+    if (InGroup.count(It->get()))
+      Members.push_back(It->get());
+    if (It == Last)
+      break;
+  }
+  // The node before the first member stays; the nodes from it to the
+  // group are all that re-sorting can move.
+  auto Before = First == Nodes.begin() ? Nodes.end() : std::prev(First);
   for (Node *M : Members)
     if (M->body())
       return makeError(M->describe() + ": a fused group cannot nest");
@@ -165,7 +199,12 @@ llvm::Expected<Node *> outlineFusedGroup(Graph &G,
     G.eraseNode(*It);
   for (unsigned I = 0; I < Results.size(); ++I)
     G.renameValue(Group->result(I), OldNames[I]);
-  if (llvm::Error E = sortTopologically(G))
+  // Non-members between the first and the last member that use a group
+  // result must now come after the group; nothing outside that span moves
+  // (the graph was sorted), so sorting the span is sorting the graph.
+  auto SpanBegin = Before == Nodes.end() ? Nodes.begin() : std::next(Before);
+  if (llvm::Error E =
+          sortNodeRange(G, SpanBegin, std::next(G.iteratorOf(Group))))
     return std::move(E);
   return Group;
 }
@@ -216,30 +255,39 @@ llvm::Error inlineFusedGroup(Graph &G, Node *Group) {
   return llvm::Error::success();
 }
 
-llvm::Error sortTopologically(Graph &G) {
-  Graph::NodeList &Nodes = G.nodes();
-  // 0 = not visited, 1 = on the stack, 2 = placed.
+/// Sorts [Begin, End) of G's nodes topologically, keeping the current order
+/// where it already is one. Producers outside the range count as placed:
+/// the caller knows they come before it.
+static llvm::Error sortNodeRange(Graph &G, Graph::NodeList::iterator Begin,
+                                 Graph::NodeList::iterator End) {
+  // 0 = not visited, 1 = on the stack, 2 = placed; only range nodes are
+  // keys, all inserted first (so references into the map stay valid).
   llvm::DenseMap<const Node *, int> State;
+  std::vector<Node *> Range;
+  for (auto It = Begin; It != End; ++It) {
+    Range.push_back(It->get());
+    State[It->get()] = 0;
+  }
   std::vector<Node *> Order;
-  Order.reserve(Nodes.size());
+  Order.reserve(Range.size());
   std::vector<std::pair<Node *, unsigned>> Stack;
-  for (auto &Start : Nodes) {
-    if (State[Start.get()])
+  for (Node *Start : Range) {
+    if (State[Start])
       continue;
-    Stack.push_back({Start.get(), 0});
-    State[Start.get()] = 1;
+    Stack.push_back({Start, 0});
+    State[Start] = 1;
     while (!Stack.empty()) {
       auto &[N, Next] = Stack.back();
       if (Next < N->numOperands()) {
         Value *O = N->operand(Next++);
         Node *P = O ? O->producer() : nullptr;
-        if (!P)
+        auto It = P ? State.find(P) : State.end();
+        if (It == State.end())
           continue;
-        int &S = State[P];
-        if (S == 1)
+        if (It->second == 1)
           return makeError("cycle through " + P->describe());
-        if (S == 0) {
-          S = 1;
+        if (It->second == 0) {
+          It->second = 1;
           Stack.push_back({P, 0});
         }
         continue;
@@ -249,19 +297,12 @@ llvm::Error sortTopologically(Graph &G) {
       Stack.pop_back();
     }
   }
-  llvm::DenseMap<const Node *, unsigned> Rank;
-  for (unsigned I = 0; I < Order.size(); ++I)
-    Rank[Order[I]] = I;
-  std::vector<std::unique_ptr<Node>> Owned;
-  for (auto &N : Nodes)
-    Owned.push_back(std::move(N));
-  std::sort(Owned.begin(), Owned.end(), [&](const auto &A, const auto &B) {
-    return Rank[A.get()] < Rank[B.get()];
-  });
-  Nodes.clear();
-  for (auto &N : Owned)
-    Nodes.push_back(std::move(N));
+  G.reorderNodes(Begin, End, Order);
   return llvm::Error::success();
+}
+
+llvm::Error sortTopologically(Graph &G) {
+  return sortNodeRange(G, G.nodes().begin(), G.nodes().end());
 }
 
 } // namespace solder

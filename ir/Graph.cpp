@@ -38,6 +38,7 @@ Value *Graph::createValue(llvm::StringRef N, TensorType Type) {
   assert(!ByName.count(Unique) && "duplicate value name");
   Values.push_back(std::unique_ptr<Value>(new Value(this, Unique, Type)));
   Value *V = Values.back().get();
+  V->Slot = Values.size() - 1;
   ByName[Unique] = V;
   return V;
 }
@@ -45,10 +46,14 @@ Value *Graph::createValue(llvm::StringRef N, TensorType Type) {
 void Graph::destroyValue(Value *V) {
   assert(V->Uses.empty() && "destroying a value that is still used");
   ByName.erase(V->name());
-  auto It = std::find_if(Values.begin(), Values.end(),
-                         [&](const auto &P) { return P.get() == V; });
-  assert(It != Values.end());
-  Values.erase(It);
+  // Values is unordered ownership: the last one takes V's slot.
+  assert(V->Slot < Values.size() && Values[V->Slot].get() == V);
+  size_t Slot = V->Slot;
+  if (Slot + 1 != Values.size()) {
+    Values[Slot] = std::move(Values.back());
+    Values[Slot]->Slot = Slot;
+  }
+  Values.pop_back();
 }
 
 Value *Graph::addInput(llvm::StringRef N, TensorType Type) {
@@ -82,6 +87,7 @@ Node *Graph::insertNode(NodeList::iterator Pos, OpKind Kind,
   auto It = Nodes.insert(
       Pos, std::unique_ptr<Node>(new Node(this, Kind, NodeName.str())));
   Node *N = It->get();
+  N->Self = It;
   for (unsigned I = 0; I < Operands.size(); ++I)
     N->setOperand(I, Operands[I]);
   for (unsigned I = 0; I < ResultNames.size(); ++I) {
@@ -99,8 +105,21 @@ Value *Graph::lookup(llvm::StringRef N) const {
 }
 
 Graph::NodeList::iterator Graph::iteratorOf(Node *N) {
-  return std::find_if(Nodes.begin(), Nodes.end(),
-                      [&](const auto &P) { return P.get() == N; });
+  assert(N->Parent == this && "node of another graph");
+  return N->Self;
+}
+
+void Graph::reorderNodes(NodeList::iterator Begin, NodeList::iterator End,
+                         llvm::ArrayRef<Node *> Order) {
+  assert(size_t(std::distance(Begin, End)) == Order.size() &&
+         "Order is not a permutation of the range");
+  (void)Begin;
+  // Splicing each node, in order, in front of End leaves exactly Order
+  // between the range's predecessor and End.
+  for (Node *N : Order) {
+    assert(N->Parent == this && "node of another graph");
+    Nodes.splice(End, Nodes, N->Self);
+  }
 }
 
 bool Graph::isOutput(const Value *V) const {

@@ -66,6 +66,8 @@ private:
       : Parent(Parent), Name(std::move(Name)), Type(std::move(Type)) {}
 
   Graph *Parent;
+  /// Index in the graph's Values, so destroying a value is O(1).
+  size_t Slot = 0;
   std::string Name;
   TensorType Type;
   Node *Producer = nullptr;
@@ -120,6 +122,10 @@ private:
   llvm::SmallVector<Value *, 1> Results;
   AttrMap Attrs;
   std::unique_ptr<Graph> Body;
+  /// Where the node sits in its graph's list, so finding, erasing and
+  /// inserting next to a node are O(1) (std::list keeps it valid while the
+  /// node is in the list, splices included).
+  std::list<std::unique_ptr<Node>>::iterator Self;
 };
 
 class Graph {
@@ -165,6 +171,7 @@ public:
   NodeList &nodes() { return Nodes; }
   const NodeList &nodes() const { return Nodes; }
   Value *lookup(llvm::StringRef Name) const;
+  /// Where N is in nodes() (O(1)); N must be a node of this graph.
   NodeList::iterator iteratorOf(Node *N);
   bool isOutput(const Value *V) const;
 
@@ -173,6 +180,11 @@ public:
   void replaceAllUsesWith(Value *From, Value *To);
   /// Removes a node; its results must be unused (and not graph outputs).
   void eraseNode(Node *N);
+  /// Moves the nodes of [Begin, End) into the order of Order, a permutation
+  /// of them, keeping every iterator valid (Begin then points wherever its
+  /// node went). O(size of the range).
+  void reorderNodes(NodeList::iterator Begin, NodeList::iterator End,
+                    llvm::ArrayRef<Node *> Order);
   /// Turns V (a node result) into a constant holding T: the producer keeps
   /// its other results; a node left with none is erased by DCE.
   Value *replaceWithConstant(Value *V, Tensor T);

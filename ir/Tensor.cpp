@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <mutex>
 
 namespace solder {
@@ -189,8 +190,18 @@ int64_t Tensor::getInt64(int64_t I) const {
     return reinterpret_cast<const int32_t *>(P)[I];
   case DType::U32:
     return reinterpret_cast<const uint32_t *>(P)[I];
-  default:
-    return int64_t(getDouble(I));
+  default: {
+    // Saturating: converting a float outside int64's range (a float tensor
+    // read as Slice starts, say) is undefined behaviour; NaN reads as 0.
+    double D = getDouble(I);
+    if (!(D == D))
+      return 0;
+    if (D >= 9223372036854775808.0)
+      return std::numeric_limits<int64_t>::max();
+    if (D < -9223372036854775808.0)
+      return std::numeric_limits<int64_t>::min();
+    return int64_t(D);
+  }
   }
 }
 

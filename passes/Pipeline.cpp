@@ -42,6 +42,7 @@
 #include "passes/Pipeline.h"
 #include "ir/OpRegistry.h"
 #include "ir/Printer.h"
+#include "ir/SizeLimits.h"
 #include "ir/Verifier.h"
 #include "passes/BatchNormFolding.h"
 #include "passes/ConstantFolding.h"
@@ -149,6 +150,8 @@ llvm::Error runPipeline(Graph &G, const PipelineOptions &Opts) {
   unsigned Counter = 0;
   if (auto E = dumpGraph(G, Opts, Counter, "input"))
     return E;
+  if (auto E = checkTensorSizes(G, Opts.MaxTensorBytes))
+    return E;
   DecisionLog Log;
   FusionState Fusion(Opts.DisabledFusions);
   Fusion.reserveIdsOf(G);
@@ -183,6 +186,8 @@ llvm::Error runPipeline(Graph &G, const PipelineOptions &Opts) {
       if (!S.Fixpoint || !Changed)
         break;
     }
+    if (auto E = checkTensorSizes(G, Opts.MaxTensorBytes))
+      return E;
   }
   return llvm::Error::success();
 }

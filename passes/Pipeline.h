@@ -2,6 +2,7 @@
 #ifndef SOLDER_PASSES_PIPELINE_H
 #define SOLDER_PASSES_PIPELINE_H
 
+#include "ir/SizeLimits.h"
 #include "passes/Pass.h"
 #include <memory>
 #include <string>
@@ -46,8 +47,14 @@ struct PipelineOptions {
   Precision Prec = Precision::F32;
   bool KeepModelIo = true;
   /// Constant folding does not materialize results larger than this
-  /// (bytes), so a folded broadcast cannot blow up the weights.
-  size_t MaxFoldedConstantBytes = size_t(64) << 20;
+  /// (bytes, `--max-constant-bytes`), so a folded broadcast cannot blow up
+  /// the weights: such a node is left unfolded.
+  size_t MaxFoldedConstantBytes = DefaultMaxConstantBytes;
+  /// A value whose static size is above this (bytes, `--max-tensor-bytes`)
+  /// is refused with an error naming its node, before the pipeline runs
+  /// and after each stage (folding makes more shapes static); see
+  /// ir/SizeLimits.h.
+  uint64_t MaxTensorBytes = DefaultMaxTensorBytes;
 };
 
 /// Names of all passes of the pipeline, in order.

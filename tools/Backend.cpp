@@ -1,5 +1,6 @@
 //===- Backend.cpp - The reference backend and backend lookup -------------===//
 #include "tools/Backend.h"
+#include "ir/SizeLimits.h"
 #include "runtime/reference/ReferenceExecutor.h"
 #if SOLDER_HAVE_CUDA
 #include "tools/CudaBackend.h"
@@ -15,8 +16,10 @@ class ReferenceBackend : public Backend {
 public:
   StringRef name() const override { return "reference"; }
   Error prepare(Graph &G, const PipelineOptions &Opts, bool Optimize) override {
+    // The pipeline checks tensor sizes itself; an unoptimized graph is
+    // checked here, before the executor allocates anything.
     if (!Optimize)
-      return Error::success();
+      return checkTensorSizes(G, Opts.MaxTensorBytes);
     return runPipeline(G, Opts);
   }
   Expected<std::vector<Tensor>> run(const Graph &G,

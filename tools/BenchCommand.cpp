@@ -63,6 +63,7 @@ static cl::opt<uint64_t> BenchSeed("seed", cl::init(0),
 static FusionFlags BenchFusion(BenchCmd, BenchCat);
 static PrecisionFlags BenchPrecision(BenchCmd, BenchCat);
 static VerbosityFlags BenchVerbosity(BenchCmd, BenchCat);
+static LimitFlags BenchLimits(BenchCmd, BenchCat);
 
 cl::SubCommand &benchSubCommand() { return BenchCmd; }
 
@@ -107,6 +108,8 @@ static Error bench(json::Object &Out) {
   Opts.DisabledFusions = BenchFusion.disabledFusions();
   std::unique_ptr<PhaseDisplay> Display = BenchVerbosity.makeDisplay();
   BenchVerbosity.apply(Opts, *Display);
+  if (Error E = applyLimits(BenchLimits, Opts))
+    return E;
   auto T0 = std::chrono::steady_clock::now();
   Expected<std::shared_ptr<CompiledModel>> M =
       loadOrCompileModel(BenchModel, Opts);

@@ -4,6 +4,7 @@
 #include "passes/Pipeline.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
@@ -218,6 +219,63 @@ Error PrecisionFlags::apply(PipelineOptions &PO) const {
   if (Error E = apply(PO.Prec, ComputeIo))
     return E;
   PO.KeepModelIo = !ComputeIo;
+  return Error::success();
+}
+
+Expected<uint64_t> parseByteSize(StringRef Text, StringRef Flag) {
+  StringRef Digits = Text.trim();
+  StringRef Unit = Digits.drop_while(isDigit);
+  Digits = Digits.take_front(Digits.size() - Unit.size());
+  Unit.consume_back("iB") || Unit.consume_back("B");
+  unsigned Shift = StringSwitch<unsigned>(Unit.lower())
+                       .Case("", 0)
+                       .Case("k", 10)
+                       .Case("m", 20)
+                       .Case("g", 30)
+                       .Case("t", 40)
+                       .Default(~0u);
+  uint64_t N;
+  if (Digits.empty() || Shift == ~0u || Digits.getAsInteger(10, N) ||
+      N > (UINT64_MAX >> Shift))
+    return usageError("--" + Flag + " '" + Text +
+                      "': expected a byte count such as 4096, 64M or 16G");
+  return N << Shift;
+}
+
+LimitFlags::LimitFlags(cl::SubCommand &Sub, cl::OptionCategory &Cat)
+    : MaxConstant("max-constant-bytes", cl::value_desc("bytes"),
+                  cl::desc("Constant folding leaves a node unfolded when a "
+                           "result would be larger (default 64M)"),
+                  cl::sub(Sub), cl::cat(Cat)),
+      MaxTensor("max-tensor-bytes", cl::value_desc("bytes"),
+                cl::desc("Refuse a model with a tensor of a larger static "
+                         "size, naming its node (default 16G)"),
+                cl::sub(Sub), cl::cat(Cat)) {}
+
+Expected<size_t> LimitFlags::maxConstantBytes() const {
+  if (MaxConstant.empty())
+    return DefaultMaxConstantBytes;
+  Expected<uint64_t> N = parseByteSize(MaxConstant, "max-constant-bytes");
+  if (!N)
+    return N.takeError();
+  return size_t(std::min<uint64_t>(*N, SIZE_MAX));
+}
+
+Expected<uint64_t> LimitFlags::maxTensorBytes() const {
+  if (MaxTensor.empty())
+    return DefaultMaxTensorBytes;
+  return parseByteSize(MaxTensor, "max-tensor-bytes");
+}
+
+Error LimitFlags::apply(PipelineOptions &PO) const {
+  Expected<size_t> C = maxConstantBytes();
+  if (!C)
+    return C.takeError();
+  Expected<uint64_t> T = maxTensorBytes();
+  if (!T)
+    return T.takeError();
+  PO.MaxFoldedConstantBytes = *C;
+  PO.MaxTensorBytes = *T;
   return Error::success();
 }
 

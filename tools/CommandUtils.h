@@ -102,6 +102,25 @@ private:
   llvm::cl::opt<std::string> Io;
 };
 
+/// "4096", "64M", "16GiB" -> bytes (K, M, G, T are powers of 1024).
+llvm::Expected<uint64_t> parseByteSize(llvm::StringRef Text,
+                                       llvm::StringRef Flag);
+
+/// `--max-constant-bytes` and `--max-tensor-bytes` of one command (the
+/// resource limits against hostile models, ir/SizeLimits.h), declared like
+/// FusionFlags: `static LimitFlags Limits(RunCmd, RunCat);`.
+class LimitFlags {
+public:
+  LimitFlags(llvm::cl::SubCommand &Sub, llvm::cl::OptionCategory &Cat);
+  llvm::Expected<size_t> maxConstantBytes() const;
+  llvm::Expected<uint64_t> maxTensorBytes() const;
+  /// Sets both limits in PO; an error for a malformed value.
+  llvm::Error apply(PipelineOptions &PO) const;
+
+private:
+  llvm::cl::opt<std::string> MaxConstant, MaxTensor;
+};
+
 /// "name: f32[2,3]  min -1 max 2 mean 0.3  [v0, v1, ...]".
 void printTensorSummary(llvm::raw_ostream &OS, llvm::StringRef Name,
                         const Tensor &T, unsigned MaxValues = 8);

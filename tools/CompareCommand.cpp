@@ -119,6 +119,7 @@ static PrecisionFlags CmpPrecision(CompareCmd, CompareCat);
 /// The plan's precision, for the default tolerances.
 static Precision CmpPrec = Precision::F32;
 static VerbosityFlags CmpVerbosity(CompareCmd, CompareCat);
+static LimitFlags CmpLimits(CompareCmd, CompareCat);
 
 cl::SubCommand &compareSubCommand() { return CompareCmd; }
 
@@ -414,6 +415,8 @@ static int runCompare() {
                              CmpDisabledPasses.end());
   Opts.NoFusion = CmpFusion.noFusion();
   Opts.DisabledFusions = CmpFusion.disabledFusions();
+  if (Error E = applyLimits(CmpLimits, Opts))
+    return reportError(std::move(E));
   Opts.PerturbGroupId = CmpPerturb;
   std::unique_ptr<PhaseDisplay> Display = CmpVerbosity.makeDisplay();
   CmpVerbosity.apply(Opts, *Display);

@@ -72,6 +72,7 @@ static cl::opt<bool> CompileTune(
     cl::sub(CompileCmd), cl::cat(CompileCat));
 static PrecisionFlags CompilePrecision(CompileCmd, CompileCat);
 static VerbosityFlags CompileVerbosity(CompileCmd, CompileCat);
+static LimitFlags CompileLimits(CompileCmd, CompileCat);
 static FusionReportFlag CompileReport(CompileCmd, CompileCat);
 
 cl::SubCommand &compileSubCommand() { return CompileCmd; }
@@ -107,6 +108,8 @@ Expected<CompiledOnnxModel> compileOnnxModel(StringRef Path,
   CO.NoFusion = Opts.NoFusion;
   CO.DisabledFusions = Opts.DisabledFusions;
   CO.PerturbGroupId = Opts.PerturbGroupId;
+  CO.MaxConstantBytes = Opts.MaxConstantBytes;
+  CO.MaxTensorBytes = Opts.MaxTensorBytes;
   CO.Progress = Opts.Progress;
   CO.OnPhase = Opts.OnPhase;
   for (const auto &E : IO->InputShapes)
@@ -120,6 +123,18 @@ Expected<CompiledOnnxModel> compileOnnxModel(StringRef Path,
   if (!M)
     return M.takeError();
   return CompiledOnnxModel{std::move(*M), std::move(*G), std::move(*IO)};
+}
+
+Error applyLimits(const LimitFlags &Limits, ModelLoadOptions &Opts) {
+  Expected<size_t> C = Limits.maxConstantBytes();
+  if (!C)
+    return C.takeError();
+  Expected<uint64_t> T = Limits.maxTensorBytes();
+  if (!T)
+    return T.takeError();
+  Opts.MaxConstantBytes = *C;
+  Opts.MaxTensorBytes = *T;
+  return Error::success();
 }
 
 Expected<std::shared_ptr<CompiledModel>>
@@ -222,6 +237,8 @@ int runCompileCommand() {
   Opts.DisabledFusions = CompileFusion.disabledFusions();
   std::unique_ptr<PhaseDisplay> Display = CompileVerbosity.makeDisplay();
   CompileVerbosity.apply(Opts, *Display);
+  if (Error E = applyLimits(CompileLimits, Opts))
+    return reportError(std::move(E));
   auto Start = std::chrono::steady_clock::now();
   std::shared_ptr<CompiledModel> Model;
   std::unique_ptr<Graph> Compiled;

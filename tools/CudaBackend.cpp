@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "tools/CudaBackend.h"
+#include "ir/SizeLimits.h"
 #include "runtime/cuda/CudaSupport.h"
 #include "runtime/cuda/PlanBuilder.h"
 #include "solder/Solder.h"
@@ -26,6 +27,8 @@ public:
       GpuPO.TargetGpu = true;
       if (Error E = runPipeline(G, GpuPO))
         return E;
+    } else if (Error E = checkTensorSizes(G, PO.MaxTensorBytes)) {
+      return E;
     }
     PlanOptions Plan;
     Plan.Arch = Opts.Arch;

@@ -57,6 +57,7 @@ static cl::opt<std::string> DumpOutput("o", cl::value_desc("file"),
 
 static FusionFlags DumpFusion(DumpIrCmd, DumpIrCat);
 static PrecisionFlags DumpPrecision(DumpIrCmd, DumpIrCat);
+static LimitFlags DumpLimits(DumpIrCmd, DumpIrCat);
 static FusionReportFlag DumpReport(DumpIrCmd, DumpIrCat);
 
 cl::SubCommand &dumpIrSubCommand() { return DumpIrCmd; }
@@ -88,6 +89,8 @@ int runDumpIrCommand() {
     PO.DisabledPasses.assign(DumpDisabled.begin(), DumpDisabled.end());
     DumpFusion.apply(PO);
     if (Error E = DumpPrecision.apply(PO))
+      return reportError(std::move(E));
+    if (Error E = DumpLimits.apply(PO))
       return reportError(std::move(E));
     PO.Decisions = &Decisions;
     if (!DumpAfterAll.empty()) {

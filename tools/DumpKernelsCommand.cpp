@@ -48,6 +48,7 @@ static cl::opt<std::string> DumpCacheDir("cache-dir", cl::value_desc("dir"),
 static FusionFlags DumpKernelsFusion(DumpCmd, DumpCat);
 static PrecisionFlags DumpKernelsPrecision(DumpCmd, DumpCat);
 static VerbosityFlags DumpKernelsVerbosity(DumpCmd, DumpCat);
+static LimitFlags DumpKernelsLimits(DumpCmd, DumpCat);
 
 cl::SubCommand &dumpKernelsSubCommand() { return DumpCmd; }
 
@@ -96,6 +97,8 @@ int runDumpKernelsCommand() {
     return reportError(std::move(E));
   std::unique_ptr<PhaseDisplay> Display = DumpKernelsVerbosity.makeDisplay();
   DumpKernelsVerbosity.apply(Opts, *Display);
+  if (Error E = applyLimits(DumpKernelsLimits, Opts))
+    return reportError(std::move(E));
   Expected<std::shared_ptr<CompiledModel>> M =
       loadOrCompileModel(DumpModel, Opts);
   if (!M)

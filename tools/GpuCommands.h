@@ -11,6 +11,7 @@
 #include "frontend/OnnxImporter.h"
 #include "ir/Graph.h"
 #include "solder/Solder.h"
+#include "tools/CommandUtils.h"
 #include "tools/FusionReport.h"
 #include "llvm/Support/CommandLine.h"
 #include <memory>
@@ -41,11 +42,17 @@ struct ModelLoadOptions {
   bool NoFusion = false;
   std::vector<std::string> DisabledFusions;
   int64_t PerturbGroupId = -1;
+  /// --max-constant-bytes, --max-tensor-bytes (LimitFlags::apply).
+  size_t MaxConstantBytes = DefaultMaxConstantBytes;
+  uint64_t MaxTensorBytes = DefaultMaxTensorBytes;
   /// Progress lines (stderr when it is a terminal), or null.
   llvm::raw_ostream *Progress = nullptr;
   /// Phase notifications (import, compile and load phases); may be empty.
   PhaseCallback OnPhase;
 };
+
+/// Copies the limits of a command's LimitFlags into Opts.
+llvm::Error applyLimits(const LimitFlags &Limits, ModelLoadOptions &Opts);
 
 /// Compiles MODEL.onnx or reads MODEL.plan (told apart by the plan magic).
 llvm::Expected<std::shared_ptr<CompiledModel>>

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "frontend/ModelSummary.h"
 #include "frontend/OnnxImporter.h"
+#include "ir/SizeLimits.h"
 #include "tools/Backend.h"
 #include "tools/CommandUtils.h"
 #include "tools/Commands.h"
@@ -87,6 +88,7 @@ static cl::opt<unsigned> RunShowValues("show-values", cl::init(8),
 static FusionFlags RunFusion(RunCmd, RunCat);
 static PrecisionFlags RunPrecision(RunCmd, RunCat);
 static VerbosityFlags RunVerbosity(RunCmd, RunCat);
+static LimitFlags RunLimits(RunCmd, RunCat);
 
 cl::SubCommand &runSubCommand() { return RunCmd; }
 
@@ -264,6 +266,13 @@ int runRunCommand() {
   Display->end("import");
   if (!G)
     return reportError(G.takeError());
+  // Before any input is made: a hostile input shape is refused, not
+  // allocated (the pipeline checks the rest).
+  Expected<uint64_t> MaxTensorBytes = RunLimits.maxTensorBytes();
+  if (!MaxTensorBytes)
+    return reportError(MaxTensorBytes.takeError());
+  if (Error E = checkTensorSizes(**G, *MaxTensorBytes))
+    return reportError(std::move(E));
 
   std::vector<Tensor> Inputs;
   std::vector<std::string> Missing;
@@ -311,6 +320,8 @@ int runRunCommand() {
   PO.DisabledPasses.assign(RunDisabled.begin(), RunDisabled.end());
   RunFusion.apply(PO);
   if (Error E = RunPrecision.apply(PO))
+    return reportError(std::move(E));
+  if (Error E = RunLimits.apply(PO))
     return reportError(std::move(E));
   Display->begin("compile");
   Error Prepared = (*B)->prepare(**G, PO, !RunNoOptimize);

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "tools/TensorIO.h"
 #include "frontend/OnnxImporter.h"
+#include "ir/FileBytes.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
@@ -252,12 +253,12 @@ std::string serializeNpy(const Tensor &T) {
 }
 
 static Expected<std::string> readWholeFile(StringRef Path) {
-  ErrorOr<std::unique_ptr<MemoryBuffer>> Buf =
-      MemoryBuffer::getFile(Path, /*IsText=*/false,
-                            /*RequiresNullTerminator=*/false);
+  // Read, never mapped (the bytes are copied anyway), so a file truncated
+  // meanwhile cannot fault.
+  Expected<std::unique_ptr<MemoryBuffer>> Buf =
+      readFileBytes(Path, "tensor file", /*MapAbove=*/UINT64_MAX);
   if (!Buf)
-    return createStringError(Buf.getError(), "cannot read '" + Path + "': " +
-                                                 Buf.getError().message());
+    return Buf.takeError();
   return (*Buf)->getBuffer().str();
 }
 

@@ -12,6 +12,10 @@ $SUDO apt-get install -y -qq --no-install-recommends \
   libprotobuf-dev protobuf-compiler libonnx-dev \
   llvm-14-dev libgtest-dev libopenblas-dev \
   python3 python3-pip python3-dev >/dev/null
+# The fuzz targets (tools/fuzz.sh): clang with its libFuzzer and sanitizer
+# runtimes.
+$SUDO apt-get install -y -qq --no-install-recommends \
+  clang-14 libclang-rt-14-dev >/dev/null
 # Test oracles (onnxruntime) and scripts (numpy, onnx). Debian's system
 # Python refuses pip installs unless told otherwise (PEP 668).
 PIP_PKGS="numpy onnx onnxruntime"

@@ -27,6 +27,7 @@
 #define SOLDER_SOLDER_H
 
 #include "ir/DType.h"
+#include "ir/SizeLimits.h"
 #include "ir/Tensor.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
@@ -76,7 +77,8 @@ struct CompileOptions {
   llvm::StringMap<std::vector<int64_t>> InputShapes;
   /// Sizes of named dim symbols ("N" -> 4).
   llvm::StringMap<int64_t> SymbolSizes;
-  /// Folder of the compiled-kernel cache; empty = no disk cache.
+  /// Folder of the compiled-kernel cache; empty = the default one
+  /// ($XDG_CACHE_HOME/solder, else ~/.cache/solder; see NvrtcOptions).
   std::string CacheDir;
   /// Lets fp32 matmuls and convolutions use TF32 tensor cores (faster,
   /// about 1e-3 relative error). Off by default.
@@ -93,6 +95,12 @@ struct CompileOptions {
   /// form (group ids or ONNX node names); see PipelineOptions.
   bool NoFusion = false;
   std::vector<std::string> DisabledFusions;
+  /// Resource limits against hostile models (see ir/SizeLimits.h):
+  /// constant folding leaves a node unfolded when a result would exceed
+  /// MaxConstantBytes, and a value whose static size exceeds MaxTensorBytes
+  /// fails the compile with the node named.
+  size_t MaxConstantBytes = DefaultMaxConstantBytes;
+  uint64_t MaxTensorBytes = DefaultMaxTensorBytes;
   /// Test only: the generated kernel of this group id adds a small error
   /// to its first output, so `solder compare` can be shown to find it.
   int64_t PerturbGroupId = -1;

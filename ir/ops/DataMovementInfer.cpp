@@ -53,6 +53,9 @@ llvm::Error reshape(InferContext &C) {
       Out.push_back(X.Dims[I]);
     } else if (D < 0) {
       return C.error("shape " + shapeToString(*Target) + " has a negative dim");
+    } else if (D > MaxDimSize) {
+      return C.error("shape " + shapeToString(*Target) + " has a dim above " +
+                     "the limit of " + llvm::Twine(MaxDimSize));
     } else {
       Out.push_back(Dim(D));
     }
@@ -62,10 +65,19 @@ llvm::Error reshape(InferContext &C) {
   llvm::SmallVector<Dim, 4> InDyn, OutDyn;
   for (const Dim &D : X.Dims)
     D.isStatic() ? void(InStatic *= D.size()) : InDyn.push_back(D);
-  for (size_t I = 0; I < Out.size(); ++I)
-    if (int(I) != InferIdx)
-      Out[I].isStatic() ? void(OutStatic *= Out[I].size())
-                        : OutDyn.push_back(Out[I]);
+  for (size_t I = 0; I < Out.size(); ++I) {
+    if (int(I) == InferIdx)
+      continue;
+    if (!Out[I].isStatic()) {
+      OutDyn.push_back(Out[I]);
+      continue;
+    }
+    // Each dim is at most MaxDimSize; the product must not overflow.
+    if (Out[I].size() && OutStatic > MaxElementCount / Out[I].size())
+      return C.error("shape " + shapeToString(*Target) + " has more than " +
+                     llvm::Twine(MaxElementCount) + " elements");
+    OutStatic *= Out[I].size();
+  }
   // Remove symbols present on both sides.
   for (auto It = OutDyn.begin(); It != OutDyn.end();) {
     auto Match = std::find_if(InDyn.begin(), InDyn.end(), [&](const Dim &D) {

@@ -24,7 +24,8 @@ namespace solder {
 struct PlanOptions {
   /// "sm_90"; must be set.
   std::string Arch;
-  /// Where compiled cubins are cached; empty = no disk cache.
+  /// Where compiled cubins are cached; empty = the default cache folder
+  /// ($XDG_CACHE_HOME/solder, else ~/.cache/solder).
   std::string CacheDir;
   /// Lets fp32 matmuls and convolutions use TF32 tensor cores.
   bool AllowTF32 = false;

@@ -6,9 +6,12 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/cuda/PlanFile.h"
+#include "ir/FileBytes.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Signals.h"
 #include "llvm/Support/raw_ostream.h"
 #include <cstring>
 #include <type_traits>
@@ -47,6 +50,10 @@ static void mixBlocks(uint64_t (&Lanes)[4], const char *P, size_t Blocks) {
 }
 
 void PlanChecksum::update(StringRef Bytes) {
+  // An empty StringRef may hold a null pointer, which memcpy must not get
+  // even for zero bytes.
+  if (Bytes.empty())
+    return;
   const char *P = Bytes.data();
   size_t N = Bytes.size();
   Total += N;
@@ -679,6 +686,10 @@ Error writePlanFile(StringRef Path, const Plan &P) {
   if (std::error_code EC = sys::fs::createUniqueFile(Model, FD, Temp))
     return planFileError("cannot create a temporary file beside '" + Path +
                          "': " + EC.message());
+  // Interrupted (SIGINT, SIGTERM...), the temporary goes too; a SIGKILL
+  // leaves it, never a partial file under Path.
+  sys::RemoveFileOnSignal(Temp);
+  auto Done = make_scope_exit([&] { sys::DontRemoveFileOnSignal(Temp); });
   {
     raw_fd_ostream OS(FD, /*shouldClose=*/true);
     emitPlan(P, OS);
@@ -698,13 +709,13 @@ Error writePlanFile(StringRef Path, const Plan &P) {
 }
 
 Expected<Plan> readPlanFile(StringRef Path) {
-  ErrorOr<std::unique_ptr<MemoryBuffer>> Buf =
-      MemoryBuffer::getFile(Path, /*IsText=*/false,
-                            /*RequiresNullTerminator=*/false);
+  // Always mapped, even when small: the weights section is page-aligned in
+  // the file so the plan views it in place (no copy, page-aligned for the
+  // upload). The sizes are still checked (ir/FileBytes.h).
+  Expected<std::unique_ptr<MemoryBuffer>> Buf =
+      readFileBytes(Path, "plan", /*MapAbove=*/0);
   if (!Buf)
-    return planFileError("cannot read '" + Path +
-                         "': " + Buf.getError().message());
-  // The weights stay in the mapping (page cache) until uploaded.
+    return Buf.takeError();
   std::shared_ptr<MemoryBuffer> File = std::move(*Buf);
   StringRef Bytes = File->getBuffer();
   Expected<Plan> P = deserializePlan(Bytes, std::move(File));

@@ -136,6 +136,8 @@ static PipelineOptions pipelineOptions(const CompileOptions &Opts) {
   PO.DisabledFusions = Opts.DisabledFusions;
   PO.Prec = Opts.Prec;
   PO.KeepModelIo = !Opts.ComputeIo;
+  PO.MaxFoldedConstantBytes = Opts.MaxConstantBytes;
+  PO.MaxTensorBytes = Opts.MaxTensorBytes;
   return PO;
 }
 

@@ -2,22 +2,16 @@
 #include "codegen/KernelEmitter.h"
 #include "codegen/NvrtcCompiler.h"
 #include "ir/Parser.h"
+#include "tests/TestFiles.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include <gtest/gtest.h>
 
 using namespace solder;
+using solder::testing::filesIn;
+using solder::testing::TempDir;
 
 namespace {
-
-/// A fresh temporary folder, removed at the end of the test.
-struct TempDir {
-  llvm::SmallString<128> Path;
-  TempDir() {
-    EXPECT_FALSE(llvm::sys::fs::createUniqueDirectory("solder-nvrtc", Path));
-  }
-  ~TempDir() { llvm::sys::fs::remove_directories(Path); }
-};
 
 GeneratedKernel handWritten(const std::string &Body) {
   GeneratedKernel K;
@@ -26,15 +20,6 @@ GeneratedKernel handWritten(const std::string &Body) {
   K.Source = "extern \"C\" __global__ void solder_test_kernel(float *out) {\n" +
              Body + "\n}\n";
   return K;
-}
-
-std::vector<std::string> filesIn(llvm::StringRef Dir) {
-  std::vector<std::string> Files;
-  std::error_code EC;
-  for (llvm::sys::fs::directory_iterator It(Dir, EC), End; It != End && !EC;
-       It.increment(EC))
-    Files.push_back(llvm::sys::path::filename(It->path()).str());
-  return Files;
 }
 
 TEST(Nvrtc, OptionsNameTheArchAndStandard) {
@@ -53,7 +38,7 @@ TEST(Nvrtc, OptionsNameTheArchAndStandard) {
 }
 
 TEST(Nvrtc, CompilesAndCaches) {
-  TempDir Cache;
+  TempDir Cache("solder-nvrtc");
   NvrtcOptions O;
   O.CacheDir = std::string(Cache.Path.str());
   std::vector<GeneratedKernel> K = {handWritten("out[threadIdx.x] = 1.f;"),
@@ -115,7 +100,7 @@ TEST(Nvrtc, ProgressIsReported) {
 }
 
 TEST(Nvrtc, CompileErrorCarriesLogAndSource) {
-  TempDir Fail;
+  TempDir Fail("solder-nvrtc");
   NvrtcOptions O;
   O.UseCache = false;
   O.FailureDir = std::string(Fail.Path.str());
@@ -161,7 +146,7 @@ TEST(Nvrtc, EmittedKernelsOfEveryFamilyCompile) {
   auto K = emitGraphKernels(**G);
   ASSERT_TRUE(bool(K)) << llvm::toString(K.takeError());
   EXPECT_EQ(K->size(), 9u);
-  TempDir Cache;
+  TempDir Cache("solder-nvrtc");
   NvrtcOptions O;
   O.CacheDir = std::string(Cache.Path.str());
   auto C = compileKernels(*K, O);

@@ -74,16 +74,22 @@ std::string quote(StringRef S) {
 /// dump-kernels), whose own C++ runtime allocates its 72,704-byte exception
 /// pool once and loses it at exit; LeakSanitizer (ASan builds) would report
 /// that as our leak, so leak detection is off for that child only.
-CliResult runSolder(const std::vector<std::string> &Args,
-                    bool OpensNvrtc = false) {
-  TempDir Tmp;
-  std::string ErrFile = Tmp.path("stderr.txt");
+/// The shell words of `solder Args...` (see runSolder).
+std::string solderCommand(const std::vector<std::string> &Args,
+                          bool OpensNvrtc = false) {
   std::string Cmd =
       OpensNvrtc ? "ASAN_OPTIONS=\"${ASAN_OPTIONS}:detect_leaks=0\" " : "";
   Cmd += quote(SOLDER_BINARY);
   for (const std::string &A : Args)
     Cmd += " " + quote(A);
-  Cmd += " 2>" + quote(ErrFile);
+  return Cmd;
+}
+
+/// Runs a shell command line, capturing stdout and stderr.
+CliResult runShell(const std::string &CommandLine) {
+  TempDir Tmp;
+  std::string ErrFile = Tmp.path("stderr.txt");
+  std::string Cmd = "{ " + CommandLine + "; } 2>" + quote(ErrFile);
   CliResult R;
   FILE *P = popen(Cmd.c_str(), "r");
   if (!P)
@@ -96,6 +102,11 @@ CliResult runSolder(const std::vector<std::string> &Args,
   R.Code = WIFEXITED(Status) ? WEXITSTATUS(Status) : -1;
   R.Err = readFile(ErrFile);
   return R;
+}
+
+CliResult runSolder(const std::vector<std::string> &Args,
+                    bool OpensNvrtc = false) {
+  return runShell(solderCommand(Args, OpensNvrtc));
 }
 
 bool contains(StringRef Haystack, StringRef Needle) {
@@ -617,3 +628,100 @@ TEST(CliFusion, CompareFindsPerturbedGroup) {
 }
 
 } // namespace
+
+//===----------------------------------------------------------------------===//
+// Reliability (issue 12): resource limits, the kernel cache under
+// concurrency and without write access.
+//===----------------------------------------------------------------------===//
+
+TEST(CliReliability, MaxTensorBytesRefusesWithTheNodeNamed) {
+  CliResult R = runSolder({"run", dataPath("tiny_mlp.onnx"), "--shape", "N=2",
+                           "--random-inputs", "--max-tensor-bytes", "8"});
+  EXPECT_EQ(R.Code, 2) << R.Err;
+  EXPECT_TRUE(contains(R.Err, "--max-tensor-bytes")) << R.Err;
+  EXPECT_TRUE(contains(R.Err, "input '")) << R.Err;
+  CliResult Ok = runSolder({"run", dataPath("tiny_mlp.onnx"), "--shape", "N=2",
+                            "--random-inputs", "--max-tensor-bytes", "1M",
+                            "--max-constant-bytes", "1K"});
+  EXPECT_EQ(Ok.Code, 0) << Ok.Err;
+  CliResult Bad = runSolder({"run", dataPath("tiny_mlp.onnx"), "--shape", "N=2",
+                             "--random-inputs", "--max-tensor-bytes", "12x"});
+  EXPECT_EQ(Bad.Code, 2);
+  EXPECT_TRUE(contains(Bad.Err, "expected a byte count")) << Bad.Err;
+  CliResult DumpIr = runSolder({"dump-ir", dataPath("tiny_mlp.onnx"), "--shape",
+                                "N=2", "--max-tensor-bytes", "8"});
+  EXPECT_EQ(DumpIr.Code, 2) << DumpIr.Err;
+  EXPECT_TRUE(contains(DumpIr.Err, "--max-tensor-bytes")) << DumpIr.Err;
+}
+
+/// Whether every file of Dir is a whole CUBIN (an ELF file), none is a
+/// temporary, and there are N of them.
+void expectWholeCacheEntries(const std::string &Dir, size_t N) {
+  std::error_code EC;
+  size_t Count = 0;
+  for (sys::fs::directory_iterator It(Dir, EC), End; It != End && !EC;
+       It.increment(EC)) {
+    StringRef Name = sys::path::filename(It->path());
+    EXPECT_TRUE(Name.endswith(".cubin")) << "left in the cache: " << Name.str();
+    EXPECT_TRUE(StringRef(readFile(It->path()))
+                    .startswith("\x7f"
+                                "ELF"))
+        << Name.str();
+    ++Count;
+  }
+  EXPECT_EQ(Count, N);
+}
+
+TEST(CliReliability, ConcurrentCompilesShareOneCache) {
+  if (!haveGpuCommands())
+    GTEST_SKIP() << "built without the CUDA toolkit";
+  TempDir Tmp;
+  std::string Cache = Tmp.path("cache");
+  auto Compile = [&](const std::string &Out) {
+    return solderCommand({"compile", dataPath("fusion_chain.onnx"), "--arch",
+                          "sm_90", "--cache-dir", Cache, "-o", Tmp.path(Out)},
+                         /*OpensNvrtc=*/true);
+  };
+  // Two processes race on every entry of an empty cache.
+  CliResult R =
+      runShell(Compile("a.plan") + " >/dev/null & A=$!; " + Compile("b.plan") +
+               " >/dev/null & B=$!; " + "wait $A; RA=$?; wait $B; RB=$?; " +
+               "[ $RA -eq 0 ] && [ $RB -eq 0 ]");
+  ASSERT_EQ(R.Code, 0) << R.Err;
+  std::string A = readFile(Tmp.path("a.plan"));
+  EXPECT_FALSE(A.empty());
+  EXPECT_EQ(A, readFile(Tmp.path("b.plan")));
+  std::error_code EC;
+  size_t Entries = 0;
+  for (sys::fs::directory_iterator It(Cache, EC), End; It != End && !EC;
+       It.increment(EC))
+    ++Entries;
+  EXPECT_GT(Entries, 0u);
+  expectWholeCacheEntries(Cache, Entries);
+  // A third compile takes everything from the cache and writes the same.
+  CliResult C = runShell(Compile("c.plan"));
+  ASSERT_EQ(C.Code, 0) << C.Err;
+  EXPECT_EQ(readFile(Tmp.path("c.plan")), A);
+  expectWholeCacheEntries(Cache, Entries);
+}
+
+TEST(CliReliability, UnwritableCacheWarnsOnceAndCompiles) {
+  if (!haveGpuCommands())
+    GTEST_SKIP() << "built without the CUDA toolkit";
+  TempDir Tmp;
+  // A folder that cannot be created, and one that exists but takes no new
+  // files (true even for root, unlike a chmod-ed folder).
+  for (const char *Cache : {"/proc/self/solder-cache", "/proc/self"}) {
+    CliResult R =
+        runSolder({"compile", dataPath("fusion_chain.onnx"), "--arch", "sm_90",
+                   "--cache-dir", Cache, "-o", Tmp.path("m.plan")},
+                  /*OpensNvrtc=*/true);
+    EXPECT_EQ(R.Code, 0) << R.Err;
+    size_t Warnings = 0;
+    for (size_t At = 0; (At = R.Err.find("warning: ", At)) != std::string::npos;
+         ++At)
+      ++Warnings;
+    EXPECT_EQ(Warnings, 1u) << Cache << ":\n" << R.Err;
+    EXPECT_TRUE(contains(R.Err, Cache)) << R.Err;
+  }
+}
