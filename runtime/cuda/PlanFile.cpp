@@ -539,11 +539,18 @@ Expected<Plan> deserializePlan(StringRef Bytes,
     // Pointer-array batches: one stride per dim and operand, dims that
     // multiply to the batch count (the runtime sizes its arrays by it).
     if (!C.BatchDims.empty()) {
+      // Count stays <= Batch, so the product cannot overflow.
       int64_t Count = 1;
-      for (int64_t D : C.BatchDims)
-        Count = D > 0 && D <= C.Batch ? Count * D : -1;
+      bool Ok = C.Batch > 0;
+      for (int64_t D : C.BatchDims) {
+        if (!Ok || D <= 0 || Count > C.Batch / D) {
+          Ok = false;
+          break;
+        }
+        Count *= D;
+      }
       size_t Rank = C.BatchDims.size();
-      if (Count != C.Batch || C.BatchStrideA.size() != Rank ||
+      if (!Ok || Count != C.Batch || C.BatchStrideA.size() != Rank ||
           C.BatchStrideB.size() != Rank || C.BatchStrideD.size() != Rank)
         R.Failed = true;
     }
