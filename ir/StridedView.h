@@ -54,6 +54,30 @@ std::optional<StridedView> viewOfResult(const Node &N,
 std::optional<StridedView> viewOfOperand(const Node &N,
                                          const StridedView &Result);
 
+/// The view a value read through Chain (layout ops, outermost first: the
+/// first reads a contiguous buffer of SourceDims) has of that buffer.
+template <typename NodeRange>
+std::optional<StridedView> viewReadThrough(llvm::ArrayRef<int64_t> SourceDims,
+                                           const NodeRange &Chain) {
+  std::optional<StridedView> V = StridedView::contiguous(SourceDims);
+  for (const Node *L : Chain)
+    if (V)
+      V = viewOfResult(*L, *V);
+  return V;
+}
+
+/// The view of a value written through Chain (outermost first: the last
+/// writes a contiguous buffer of ResultDims).
+template <typename NodeRange>
+std::optional<StridedView>
+viewWrittenThrough(llvm::ArrayRef<int64_t> ResultDims, const NodeRange &Chain) {
+  std::optional<StridedView> V = StridedView::contiguous(ResultDims);
+  for (const Node *L : llvm::reverse(Chain))
+    if (V)
+      V = viewOfOperand(*L, *V);
+  return V;
+}
+
 /// How cuBLASLt computes a row-major matmul D[b, m, n] = sum_k A[b, m, k]
 /// B[b, k, n] over strided views: as column-major D^T = B^T A^T, so
 /// cuBLASLt's A is our B and its B is our A. M, N, K are cuBLASLt's (N is

@@ -63,12 +63,9 @@ std::vector<Node *> operandLayoutChain(const Graph &G, const FusionState &State,
   }
   // Drop outer ops until the rest composes into one view.
   for (size_t Start = 0; Start < Chain.size(); ++Start) {
-    std::optional<StridedView> View =
-        StridedView::contiguous(Chain[Start]->operand(0)->type().staticDims());
-    for (size_t I = Start; I < Chain.size() && View; ++I)
-      View = viewOfResult(*Chain[I], *View);
-    if (View)
-      return std::vector<Node *>(Chain.begin() + Start, Chain.end());
+    llvm::ArrayRef<Node *> Rest = llvm::makeArrayRef(Chain).drop_front(Start);
+    if (viewReadThrough(Rest.front()->operand(0)->type().staticDims(), Rest))
+      return Rest.vec();
   }
   return {};
 }
@@ -93,12 +90,7 @@ std::vector<Node *> resultLayoutChain(const Graph &G, const FusionState &State,
 std::optional<StridedView> readView(const Value *X,
                                     llvm::ArrayRef<Node *> Chain) {
   const Value *Src = Chain.empty() ? X : Chain.front()->operand(0);
-  std::optional<StridedView> V =
-      StridedView::contiguous(Src->type().staticDims());
-  for (Node *L : Chain)
-    if (V)
-      V = viewOfResult(*L, *V);
-  return V;
+  return viewReadThrough(Src->type().staticDims(), Chain);
 }
 
 /// Whether the matmul Anchor can read its operands through Pro[0], Pro[1]
@@ -111,11 +103,7 @@ bool layoutsExpressible(const Node &Anchor, const Value *Result,
   auto A = readView(Anchor.operand(0), Pro0);
   auto B = readView(Anchor.operand(1), Pro1);
   const Value *Last = Res.empty() ? Result : Res.back()->result(0);
-  std::optional<StridedView> D =
-      StridedView::contiguous(Last->type().staticDims());
-  for (Node *L : llvm::reverse(Res))
-    if (D)
-      D = viewOfOperand(*L, *D);
+  auto D = viewWrittenThrough(Last->type().staticDims(), Res);
   if (!A || !B || !D)
     return false;
   auto Geo = matmulGeometry(*A, *B, *D);

@@ -90,11 +90,8 @@ public:
     return It->second;
   }
 
-  /// A Cast of V to To, placed before Before.
-  Value *castBefore(Value *V, DType To, Node *Before) {
-    auto [It, New] = Casts.try_emplace({V, unsigned(To)}, nullptr);
-    if (!New)
-      return It->second;
+  /// A new Cast node of V to To, placed before Before.
+  Node *makeCast(Value *V, DType To, Node *Before) {
     Node *C =
         G.insertNode(G.iteratorOf(Before), OpKind::Cast, {V},
                      {G.uniqueName(V->name() + "." + dtypeName(To).str())}, "");
@@ -102,25 +99,25 @@ public:
     llvm::cantFail(inferNodeTypes(*C));
     Inserted.insert(C);
     Changed = true;
-    It->second = C->result(0);
+    return C;
+  }
+
+  /// A Cast of V to To, placed before Before (one per value and type).
+  Value *castBefore(Value *V, DType To, Node *Before) {
+    auto [It, New] = Casts.try_emplace({V, unsigned(To)}, nullptr);
+    if (New)
+      It->second = makeCast(V, To, Before)->result(0);
     return It->second;
   }
 
-  /// Replaces V's uses in nodes other than Except by a Cast of V to To
-  /// placed right after V is defined (before First, its first user).
-  Value *castAllUses(Value *V, DType To, Node *First, Node *Except) {
-    Node *C =
-        G.insertNode(G.iteratorOf(First), OpKind::Cast, {V},
-                     {G.uniqueName(V->name() + "." + dtypeName(To).str())}, "");
-    C->attrs().set("to", Attribute(int64_t(onnxDTypeCode(To))));
-    llvm::cantFail(inferNodeTypes(*C));
-    Inserted.insert(C);
-    Changed = true;
+  /// Replaces every use of V by a Cast of V to To placed right after V is
+  /// defined (before First, its first user).
+  void castAllUses(Value *V, DType To, Node *First) {
+    Node *C = makeCast(V, To, First);
     std::vector<Use> Uses(V->uses().begin(), V->uses().end());
     for (const Use &U : Uses)
-      if (U.User != C && U.User != Except)
+      if (U.User != C)
         U.User->setOperand(U.OperandIndex, C->result(0));
-    return C->result(0);
   }
 
   llvm::Error convertNode(Node &N) {
@@ -175,7 +172,7 @@ public:
       // reduced for its users.
       auto Next = std::next(G.iteratorOf(&N));
       if (Next != G.nodes().end())
-        castAllUses(Res, T, Next->get(), nullptr);
+        castAllUses(Res, T, Next->get());
     }
     return llvm::Error::success();
   }

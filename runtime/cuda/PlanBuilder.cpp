@@ -342,11 +342,7 @@ Builder::readView(const Value *X, const LibraryEpilogue *E) {
     Chain.push_back(X->producer());
     X = X->producer()->operand(0);
   }
-  std::optional<StridedView> V = StridedView::contiguous(dims(X));
-  for (const Node *L : llvm::reverse(Chain))
-    if (V)
-      V = viewOfResult(*L, *V);
-  return {outer(X), V};
+  return {outer(X), viewReadThrough(dims(X), llvm::reverse(Chain))};
 }
 
 Error Builder::addMatMul(const Node &N, const LibraryEpilogue *E) {
@@ -357,11 +353,9 @@ Error Builder::addMatMul(const Node &N, const LibraryEpilogue *E) {
   if (E && !E->ResultLayout.empty())
     Last = E->ResultLayout.back()->result(0);
   const Value *Y = outer(Last);
-  std::optional<StridedView> DV = StridedView::contiguous(dims(Last));
-  if (E)
-    for (const Node *L : llvm::reverse(E->ResultLayout))
-      if (DV)
-        DV = viewOfOperand(*L, *DV);
+  std::optional<StridedView> DV =
+      E ? viewWrittenThrough(dims(Last), E->ResultLayout)
+        : StridedView::contiguous(dims(Last));
   DType T = Y->dtype();
   if (!isFloat(T))
     return planError(N.describe() + ": MatMul of " + dtypeName(T) +
