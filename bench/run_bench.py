@@ -143,9 +143,10 @@ def run(cmd, timeout=600):
 
 
 def solder_bench(solder, model, iters, graph, cache, fusion=True,
-                 precision="fp32"):
+                 precision="fp32", layout="auto"):
     cmd = [solder, "bench", model, "--json", "--iters", str(iters),
-           "--warmup", "5", "--cache-dir", cache, "--precision", precision]
+           "--warmup", "5", "--cache-dir", cache, "--precision", precision,
+           "--layout", layout]
     if not graph:
         cmd.append("--no-cuda-graph")
     if not fusion:
@@ -192,6 +193,9 @@ def main():
                     help="also run `solder compare` on each batch-1 model")
     ap.add_argument("--no-torch", action="store_true",
                     help="solder only (e.g. the BatchNorm-kept export)")
+    ap.add_argument("--layout", default="auto",
+                    help="solder's --layout for convolutions (auto: NHWC "
+                         "for fp16/bf16)")
     ap.add_argument("--precision", default="fp32",
                     choices=["fp32", "fp16", "bf16"],
                     help="solder's --precision; PyTorch runs the model in "
@@ -237,9 +241,10 @@ def main():
 
             try:
                 g = solder_bench(solder, path, a.iters, True, cache,
-                                 precision=a.precision)
+                                 precision=a.precision, layout=a.layout)
                 uf = solder_bench(solder, path, a.iters, True, cache,
-                                  fusion=False, precision=a.precision)
+                                  fusion=False, precision=a.precision,
+                                  layout=a.layout)
                 row["solder_graph"] = g["median_ms"]
                 row["solder_unfused"] = uf["median_ms"]
                 row["launches"] = g["steps_per_run"]

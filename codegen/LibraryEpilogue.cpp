@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/LibraryEpilogue.h"
+#include "ir/Layout.h"
 #include "ir/OpRegistry.h"
 #include "ir/StridedView.h"
 #include "ir/Tensor.h"
@@ -134,14 +135,15 @@ struct Matcher {
     if (!O || O->dtype() != Prev->dtype())
       return false;
     unsigned Rank = Prev->type().rank();
-    // Matmul: one value per column (the last dim); conv: per channel (dim 1).
+    // Matmul: one value per column (the last dim); conv: per channel (dim 1,
+    // or the last dim when NHWC).
     bool Vector = false;
     if (Lib == Library::CublasLt) {
       llvm::SmallVector<int64_t, 4> RD;
       Vector = Rank >= 1 && staticDims(Prev, RD) && RD.back() > 1 &&
                isAxisVector(O, Prev, Rank - 1);
     } else {
-      Vector = Rank >= 3 && isAxisVector(O, Prev, 1);
+      Vector = Rank >= 3 && isAxisVector(O, Prev, channelAxis(Anchor));
     }
     if (Vector && BiasFree) {
       E.Bias = O;
@@ -187,9 +189,10 @@ std::string describe(const LibraryEpilogue &E, Library Lib) {
   if (Lib == Library::CudnnConvTranspose)
     return std::string("cuDNN conv-transpose") +
            (OwnBias || E.Bias ? " + bias kernel" : "");
+  const char *Conv = isNhwc(A) ? "cuDNN conv NHWC" : "cuDNN conv";
   if (!OwnBias && !E.Bias && !E.Residual && !Act)
-    return "cuDNN conv";
-  std::string S = "cuDNN conv+bias";
+    return Conv;
+  std::string S = std::string(Conv) + "+bias";
   if (E.Residual)
     S += "+residual";
   if (Act)

@@ -15,6 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/EmitterUtils.h"
+#include "ir/Layout.h"
 #include "ir/OpRegistry.h"
 #include <algorithm>
 
@@ -93,6 +94,17 @@ llvm::Error emitWindowPool(KernelBuilder &B) {
   if (!Ok)
     return nodeError(N, "code generation does not support " + N.opName() +
                             " on " + dtypeName(T));
+  // Channels last (ir/Layout.h): the window is read over the NCHW view of
+  // the dims; a thread's output element is (n, o..., c) and its taps are
+  // Channels apart.
+  bool Nhwc = isNhwc(N);
+  if (Nhwc && (XD.size() != 4 || Indices))
+    return nodeError(N, "an NHWC pool must be 2-D without Indices");
+  int64_t Channels = Nhwc ? XD.back() : 1;
+  if (Nhwc) {
+    XD = permuteDims<int64_t>(XD, ToNchwPerm);
+    YD = permuteDims<int64_t>(YD, ToNchwPerm);
+  }
   Window W;
   if (auto E = readWindow(N, XD, YD, W))
     return E;
@@ -115,15 +127,22 @@ llvm::Error emitWindowPool(KernelBuilder &B) {
   std::string Acc = computeTypeName(T).str();
   auto Kernel = B.beginKernel();
   auto Loop = B.gridStrideLoop("i", numElementsOf(YD));
-  Dims Grid = {numElementsOf(llvm::ArrayRef<int64_t>(YD).take_front(2))};
+  Dims Grid = {Nhwc ? YD[0]
+                    : numElementsOf(llvm::ArrayRef<int64_t>(YD).take_front(2))};
   Grid.append(W.Out.begin(), W.Out.end());
+  if (Nhwc)
+    Grid.push_back(Channels);
   std::vector<std::string> C = emitCoords(B, "i", Grid);
   std::vector<std::string> H(R);
   for (unsigned I = 0; I < R; ++I)
     H[I] = B.let("h", C[I + 1] + " * " + B.lit(W.Stride[I]) + " - " +
                           B.lit(W.PadBegin[I]));
-  std::string Plane = C[0] == "0" ? "0" : C[0] + " * " + B.lit(InPlane);
+  std::string Plane = C[0] == "0" ? "0" : C[0] + " * " + B.lit(InPlane * Channels);
+  if (Nhwc && C.back() != "0")
+    Plane += " + " + C.back();
   P.line("const " + P.storageType(T) + " *x = " + In + " + " + Plane + ";");
+  for (int64_t &S : InStrides)
+    S *= Channels;
   if (IsMax) {
     P.line(Acc + " best = " + lowestLiteral(T) + ";");
     P.line("idx_t bestIdx = -1;");

@@ -93,6 +93,25 @@ llvm::StringRef precisionName(Precision P) {
   return "fp32";
 }
 
+std::optional<ConvLayout> parseConvLayout(llvm::StringRef Name) {
+  for (ConvLayout L : {ConvLayout::Auto, ConvLayout::Nchw, ConvLayout::Nhwc})
+    if (convLayoutName(L) == Name)
+      return L;
+  return std::nullopt;
+}
+
+llvm::StringRef convLayoutName(ConvLayout L) {
+  switch (L) {
+  case ConvLayout::Auto:
+    return "auto";
+  case ConvLayout::Nchw:
+    return "nchw";
+  case ConvLayout::Nhwc:
+    return "nhwc";
+  }
+  return "auto";
+}
+
 DType storageDType(Precision P) {
   return P == Precision::F16    ? DType::F16
          : P == Precision::BF16 ? DType::BF16

@@ -54,6 +54,15 @@ llvm::StringRef precisionName(Precision P);
 /// The storage type of float tensors in a plan of precision P.
 DType storageDType(Precision P);
 
+/// Memory layout of 2-D convolutions in a plan (passes/ConvLayout.h): auto
+/// puts fp16/bf16 convolutions in NHWC (cuDNN's tensor-core kernels want
+/// it) when compiling for the GPU, nchw keeps ONNX's layout, nhwc converts
+/// every 2-D convolution whatever its type.
+enum class ConvLayout : uint8_t { Auto, Nchw, Nhwc };
+/// "auto", "nchw", "nhwc" and back.
+std::optional<ConvLayout> parseConvLayout(llvm::StringRef Name);
+llvm::StringRef convLayoutName(ConvLayout L);
+
 /// IEEE half <-> float, round to nearest even.
 float halfToFloat(uint16_t H);
 uint16_t floatToHalf(float F);

@@ -26,9 +26,11 @@ const AttrSpec ReduceAttrs[] = {{"keepdims", K::Int},
                                 {"noop_with_empty_axes", K::Int}};
 const AttrSpec LayerNormAttrs[] = {
     {"axis", K::Int}, {"epsilon", K::Float}, {"stash_type", K::Int}};
+// layout: solder's channels-last variant, see ir/Layout.h.
 const AttrSpec ConvAttrs[] = {{"auto_pad", K::String}, {"dilations", K::Ints},
                               {"group", K::Int},       {"kernel_shape", K::Ints},
-                              {"pads", K::Ints},       {"strides", K::Ints}};
+                              {"layout", K::String},   {"pads", K::Ints},
+                              {"strides", K::Ints}};
 const AttrSpec ConvTransposeAttrs[] = {
     {"auto_pad", K::String},      {"dilations", K::Ints},
     {"group", K::Int},            {"kernel_shape", K::Ints},
@@ -40,12 +42,13 @@ const AttrSpec GemmAttrs[] = {{"alpha", K::Float},
                               {"transB", K::Int}};
 const AttrSpec MaxPoolAttrs[] = {
     {"auto_pad", K::String}, {"ceil_mode", K::Int},     {"dilations", K::Ints},
-    {"kernel_shape", K::Ints}, {"pads", K::Ints},       {"storage_order", K::Int},
-    {"strides", K::Ints}};
+    {"kernel_shape", K::Ints}, {"layout", K::String},   {"pads", K::Ints},
+    {"storage_order", K::Int}, {"strides", K::Ints}};
 const AttrSpec AveragePoolAttrs[] = {
     {"auto_pad", K::String}, {"ceil_mode", K::Int},
     {"count_include_pad", K::Int}, {"dilations", K::Ints},
-    {"kernel_shape", K::Ints}, {"pads", K::Ints}, {"strides", K::Ints}};
+    {"kernel_shape", K::Ints}, {"layout", K::String}, {"pads", K::Ints},
+    {"strides", K::Ints}};
 const AttrSpec LRNAttrs[] = {{"alpha", K::Float},
                              {"beta", K::Float},
                              {"bias", K::Float},

@@ -144,6 +144,36 @@ Tensor Tensor::reshaped(llvm::ArrayRef<int64_t> NewDims) const {
   return T;
 }
 
+Tensor Tensor::transposed(llvm::ArrayRef<int64_t> Perm) const {
+  unsigned R = rank();
+  assert(Perm.size() == R && "perm rank differs from the tensor's");
+  llvm::SmallVector<int64_t, 6> InStrides(R, 1), OutDims(R), Src(R);
+  for (unsigned I = R; I-- > 1;)
+    InStrides[I - 1] = InStrides[I] * Dims[I];
+  for (unsigned I = 0; I < R; ++I) {
+    OutDims[I] = Dims[Perm[I]];
+    Src[I] = InStrides[Perm[I]];
+  }
+  Tensor Out(Elem, OutDims);
+  size_t Size = dtypeSize(Elem);
+  const char *In = static_cast<const char *>(rawData());
+  char *Dst = static_cast<char *>(Out.mutableRawData());
+  // Walks the result in order with an odometer over its dims.
+  llvm::SmallVector<int64_t, 6> Idx(R, 0);
+  int64_t N = Out.numElements(), Offset = 0;
+  for (int64_t I = 0; I < N; ++I) {
+    std::memcpy(Dst + I * Size, In + Offset * Size, Size);
+    for (unsigned D = R; D-- > 0;) {
+      Offset += Src[D];
+      if (++Idx[D] < OutDims[D])
+        break;
+      Offset -= Src[D] * OutDims[D];
+      Idx[D] = 0;
+    }
+  }
+  return Out;
+}
+
 double Tensor::getDouble(int64_t I) const {
   const char *P = static_cast<const char *>(rawData());
   switch (Elem) {

@@ -77,6 +77,9 @@ public:
 
   /// Same storage, new shape (element count must match).
   Tensor reshaped(llvm::ArrayRef<int64_t> NewDims) const;
+  /// A new tensor with the dims permuted as ONNX Transpose does: result
+  /// dim I is dim Perm[I] (Perm must be a permutation of the rank).
+  Tensor transposed(llvm::ArrayRef<int64_t> Perm) const;
 
   /// Element I converted to double / int64 (any dtype). For shape tensors,
   /// attributes and tests; kernels use typed pointers.

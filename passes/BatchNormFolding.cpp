@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "passes/BatchNormFolding.h"
+#include "ir/Layout.h"
 #include "ir/OpRegistry.h"
 #include "passes/PatternMatch.h"
 #include <cmath>
@@ -40,7 +41,7 @@ bool isFoldTarget(OpKind K) {
 
 /// The axis of C's result that holds its output channels (Conv) or columns
 /// (Gemm, MatMul).
-unsigned channelAxis(const Node &C) {
+unsigned resultChannelAxis(const Node &C) {
   bool IsConv = C.kind() == OpKind::Conv || C.kind() == OpKind::ConvTranspose;
   return IsConv ? 1 : C.result(0)->type().rank() - 1;
 }
@@ -79,7 +80,10 @@ Decision checkFoldable(const Graph &G, const Node &C, bool HasScale,
     return Decision::no(C.opName().str() + " result has a second user");
   if (!isFloat(Y->dtype()))
     return Decision::no("not a float type");
-  if (!Y->type().Dims[channelAxis(C)].isStatic())
+  // conv-layout runs later; an NHWC conv here came from IR text.
+  if (isNhwc(C))
+    return Decision::no("an NHWC convolution is not folded into");
+  if (!Y->type().Dims[resultChannelAxis(C)].isStatic())
     return Decision::no("the channel dim is not static");
   Value *W = C.operand(1), *Bias = C.operand(2);
   switch (C.kind()) {
@@ -220,7 +224,7 @@ void foldIntoMatMul(Graph &G, Node &N, const ChannelAffine &A, int64_t Count) {
 /// the affine map produced), under Folded's name.
 void applyFold(Graph &G, const FoldPlan &P, Value *Folded) {
   Node &C = *P.Contraction;
-  int64_t Count = C.result(0)->type().Dims[channelAxis(C)].size();
+  int64_t Count = C.result(0)->type().Dims[resultChannelAxis(C)].size();
   switch (C.kind()) {
   case OpKind::Conv:
   case OpKind::ConvTranspose:
@@ -257,7 +261,7 @@ std::optional<Decision> matchAffineOp(const Graph &G, const Node &N,
     return D;
   if (N.result(0)->type() != C->result(0)->type())
     return Decision::no("the constant broadcasts the result to another shape");
-  unsigned Axis = channelAxis(*C);
+  unsigned Axis = resultChannelAxis(*C);
   const TensorType &Y = C->result(0)->type();
   auto V = channelVector(*Cst->constant(), Y.rank(), Axis, Y.Dims[Axis].size());
   if (!V)

@@ -1,6 +1,7 @@
 //===- ConvPadLegalization.cpp - Explicit, symmetric conv pads
 //-------------===//
 #include "passes/ConvPadLegalization.h"
+#include "ir/Layout.h"
 #include "ir/ConvPads.h"
 #include "ir/OpRegistry.h"
 #include <algorithm>
@@ -142,8 +143,11 @@ llvm::Expected<bool> ConvPadLegalization::run(Graph &G, DecisionLog &Log) {
   return rewriteMatching(
       G, Log,
       [](const Node &N) {
+        // An NHWC conv (from IR text; conv-layout runs later) keeps its
+        // pads: the plan builder names it if cuDNN cannot take them.
         return (N.kind() == OpKind::Conv ||
                 N.kind() == OpKind::ConvTranspose) &&
+               !isNhwc(N) &&
                N.operand(0)->type().isStatic() &&
                N.operand(1)->type().isStatic() &&
                N.result(0)->type().isStatic();

@@ -27,6 +27,11 @@
 //   precision-conversion   fp16/bf16 plans: after folding (weights fold
 //                          in fp32 first) and legalization, before fusion
 //                          (the groups take the casts it inserts).
+//   conv-layout            after precision-conversion (auto converts the
+//                          fp16/bf16 convolutions) and conv-pad-
+//                          legalization (which pads in NCHW); before
+//                          fusion, so groups form around the NHWC convs
+//                          and fold the boundary transposes into kernels.
 //   horizontal-matmul-     before epilogue-fusion, so the packed MatMul
 //     fusion               takes the packed bias as its epilogue and the
 //                          Slices it leaves are absorbed by their users.
@@ -46,6 +51,7 @@
 #include "ir/Verifier.h"
 #include "passes/BatchNormFolding.h"
 #include "passes/ConstantFolding.h"
+#include "passes/ConvLayout.h"
 #include "passes/ConvPadLegalization.h"
 #include "passes/DeadCodeElimination.h"
 #include "passes/EpilogueFusion.h"
@@ -95,6 +101,8 @@ std::vector<Stage> buildStages(const PipelineOptions &Opts,
   S.emplace_back();
   S.back().Passes.push_back(
       std::make_unique<PrecisionConversion>(Opts.Prec, Opts.KeepModelIo));
+  S.back().Passes.push_back(
+      std::make_unique<ConvLayoutPass>(Opts.Layout, Opts.TargetGpu));
   if (!Opts.NoFusion) {
     S.emplace_back();
     S.back().Passes.push_back(std::make_unique<HorizontalMatMulFusion>(Fusion));

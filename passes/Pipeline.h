@@ -46,6 +46,8 @@ struct PipelineOptions {
   /// model's fp32 inputs and outputs keep their type when KeepModelIo.
   Precision Prec = Precision::F32;
   bool KeepModelIo = true;
+  /// Which 2-D convolutions conv-layout puts in NHWC (ir/DType.h).
+  ConvLayout Layout = ConvLayout::Auto;
   /// Constant folding does not materialize results larger than this
   /// (bytes, `--max-constant-bytes`), so a folded broadcast cannot blow up
   /// the weights: such a node is left unfolded.

@@ -102,7 +102,7 @@ static Error bench(json::Object &Out) {
   Opts.Arch = BenchArch;
   Opts.CacheDir = BenchCacheDir;
   Opts.AllowTF32 = BenchTF32;
-  if (Error E = BenchPrecision.apply(Opts.Prec, Opts.ComputeIo))
+  if (Error E = BenchPrecision.apply(Opts.Prec, Opts.ComputeIo, Opts.Layout))
     return E;
   Opts.NoFusion = BenchFusion.noFusion();
   Opts.DisabledFusions = BenchFusion.disabledFusions();

@@ -184,7 +184,12 @@ PrecisionFlags::PrecisionFlags(cl::SubCommand &Sub, cl::OptionCategory &Cat)
          cl::desc("With fp16/bf16: the model's fp32 inputs and outputs keep "
                   "their type (model, default) or take the compute type "
                   "(compute)"),
-         cl::init("model"), cl::sub(Sub), cl::cat(Cat)) {}
+         cl::init("model"), cl::sub(Sub), cl::cat(Cat)),
+      Layout("layout", cl::value_desc("auto|nchw|nhwc"),
+             cl::desc("Layout of 2-D convolutions: auto (default: NHWC for "
+                      "fp16/bf16 on the GPU), nchw (as in ONNX), nhwc "
+                      "(always)"),
+             cl::init("auto"), cl::sub(Sub), cl::cat(Cat)) {}
 
 Expected<Precision> PrecisionFlags::precision(bool AllowTF32) const {
   std::optional<Precision> P = parsePrecision(Prec);
@@ -202,21 +207,27 @@ Expected<bool> PrecisionFlags::computeIo() const {
   return Io == "compute";
 }
 
-Error PrecisionFlags::apply(Precision &P, bool &ComputeIo) const {
+Error PrecisionFlags::apply(Precision &P, bool &ComputeIo,
+                            ConvLayout &L) const {
   Expected<Precision> Prec = precision();
   if (!Prec)
     return Prec.takeError();
   Expected<bool> C = computeIo();
   if (!C)
     return C.takeError();
+  std::optional<ConvLayout> Lay = parseConvLayout(Layout);
+  if (!Lay)
+    return usageError("--layout '" + Layout +
+                      "': expected auto, nchw or nhwc");
   P = *Prec;
   ComputeIo = *C;
+  L = *Lay;
   return Error::success();
 }
 
 Error PrecisionFlags::apply(PipelineOptions &PO) const {
   bool ComputeIo = false;
-  if (Error E = apply(PO.Prec, ComputeIo))
+  if (Error E = apply(PO.Prec, ComputeIo, PO.Layout))
     return E;
   PO.KeepModelIo = !ComputeIo;
   return Error::success();

@@ -82,8 +82,8 @@ private:
   llvm::cl::list<std::string> Disabled;
 };
 
-/// `--precision fp32|tf32|fp16|bf16` and `--io-precision model|compute` of
-/// one command, declared like FusionFlags:
+/// `--precision fp32|tf32|fp16|bf16`, `--io-precision model|compute` and
+/// `--layout auto|nchw|nhwc` of one command, declared like FusionFlags:
 ///   static PrecisionFlags Precision(RunCmd, RunCat);
 class PrecisionFlags {
 public:
@@ -95,11 +95,12 @@ public:
   llvm::Expected<bool> computeIo() const;
   /// Both into the pipeline options, or into a command's own fields.
   llvm::Error apply(PipelineOptions &PO) const;
-  llvm::Error apply(Precision &P, bool &ComputeIo) const;
+  llvm::Error apply(Precision &P, bool &ComputeIo, ConvLayout &Layout) const;
 
 private:
   llvm::cl::opt<std::string> Prec;
   llvm::cl::opt<std::string> Io;
+  llvm::cl::opt<std::string> Layout;
 };
 
 /// "4096", "64M", "16GiB" -> bytes (K, M, G, T are powers of 1024).

@@ -408,7 +408,7 @@ static int runCompare() {
   Opts.Arch = CmpArch;
   Opts.CacheDir = CmpCacheDir;
   Opts.AllowTF32 = CmpTF32;
-  if (Error E = CmpPrecision.apply(Opts.Prec, Opts.ComputeIo))
+  if (Error E = CmpPrecision.apply(Opts.Prec, Opts.ComputeIo, Opts.Layout))
     return reportError(std::move(E));
   CmpPrec = Opts.Prec;
   Opts.DisabledPasses.assign(CmpDisabledPasses.begin(),

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "frontend/ModelSummary.h"
 #include "ir/FusedGroup.h"
+#include "runtime/cuda/LibraryCalls.h"
 #include "runtime/cuda/Plan.h"
 #include "runtime/cuda/PlanFile.h"
 #include "tools/CommandUtils.h"
@@ -104,6 +105,7 @@ Expected<CompiledOnnxModel> compileOnnxModel(StringRef Path,
   CO.AllowTF32 = Opts.AllowTF32;
   CO.Prec = Opts.Prec;
   CO.ComputeIo = Opts.ComputeIo;
+  CO.Layout = Opts.Layout;
   CO.DisabledPasses = Opts.DisabledPasses;
   CO.NoFusion = Opts.NoFusion;
   CO.DisabledFusions = Opts.DisabledFusions;
@@ -144,10 +146,12 @@ loadOrCompileModel(StringRef Path, const ModelLoadOptions &Opts) {
       return createStringError(inconvertibleErrorCode(),
                                "--shape does not apply to a plan file: its "
                                "shapes were fixed by `solder compile`");
-    if (Opts.Prec != Precision::F32 || Opts.ComputeIo)
+    if (Opts.Prec != Precision::F32 || Opts.ComputeIo ||
+        Opts.Layout != ConvLayout::Auto)
       return createStringError(inconvertibleErrorCode(),
-                               "--precision does not apply to a plan file: "
-                               "its precision was fixed by `solder compile`");
+                               "--precision and --layout do not apply to a "
+                               "plan file: they were fixed by `solder "
+                               "compile`");
     if (Opts.NoFusion || !Opts.DisabledFusions.empty())
       return createStringError(inconvertibleErrorCode(),
                                "--no-fusion and --disable-fusion do not apply "
@@ -168,8 +172,10 @@ FusionReport fusionReportFromPlan(const Plan &P, const Graph *G) {
   FusionReport R;
   if (G)
     R = fusionReportFromGraph(*G, P.Decisions, "");
-  else
+  else {
     R.Rejected = rejectedFusions(P.Decisions);
+    R.LayoutBoundaries = layoutBoundaries(P.Decisions);
+  }
   for (const PlanGroup &PG : P.Groups) {
     if (PG.Id < 0)
       continue; // an unfused node
@@ -182,7 +188,8 @@ FusionReport fusionReportFromPlan(const Plan &P, const Graph *G) {
     It->RunsAs = PG.RunsAs;
     for (uint32_t S : PG.Steps)
       if (S < P.Steps.size())
-        It->Steps.push_back({S, P.Steps[S].Label});
+        It->Steps.push_back(
+            {S, P.Steps[S].Label, describeLibraryChoice(P, P.Steps[S])});
   }
   // Groups the plan does not list (a plan builder that fills no
   // Plan::Groups): their steps are the ones tagged with their id, their
@@ -207,7 +214,8 @@ FusionReport fusionReportFromPlan(const Plan &P, const Graph *G) {
       continue;
     for (size_t S = 0; S < P.Steps.size(); ++S)
       if (P.Steps[S].GroupId == X.Id)
-        X.Steps.push_back({unsigned(S), P.Steps[S].Label});
+        X.Steps.push_back({unsigned(S), P.Steps[S].Label,
+                           describeLibraryChoice(P, P.Steps[S])});
     if (X.RunsAs.empty())
       X.RunsAs = X.Steps.empty() ? std::string("no steps")
                                  : formatv("{0} step(s)", X.Steps.size()).str();
@@ -230,7 +238,7 @@ int runCompileCommand() {
   Opts.Arch = CompileArch;
   Opts.CacheDir = CompileCacheDir;
   Opts.AllowTF32 = CompileTF32;
-  if (Error E = CompilePrecision.apply(Opts.Prec, Opts.ComputeIo))
+  if (Error E = CompilePrecision.apply(Opts.Prec, Opts.ComputeIo, Opts.Layout))
     return reportError(std::move(E));
   Opts.DisabledPasses.assign(CompileDisabled.begin(), CompileDisabled.end());
   Opts.NoFusion = CompileFusion.noFusion();

@@ -8,6 +8,7 @@
 // its kernel.
 //
 //===----------------------------------------------------------------------===//
+#include "runtime/cuda/LibraryCalls.h"
 #include "runtime/cuda/Plan.h"
 #include "tools/CommandUtils.h"
 #include "tools/GpuCommands.h"
@@ -93,7 +94,7 @@ int runDumpKernelsCommand() {
   Opts.CacheDir = DumpCacheDir;
   Opts.NoFusion = DumpKernelsFusion.noFusion();
   Opts.DisabledFusions = DumpKernelsFusion.disabledFusions();
-  if (Error E = DumpKernelsPrecision.apply(Opts.Prec, Opts.ComputeIo))
+  if (Error E = DumpKernelsPrecision.apply(Opts.Prec, Opts.ComputeIo, Opts.Layout))
     return reportError(std::move(E));
   std::unique_ptr<PhaseDisplay> Display = DumpKernelsVerbosity.makeDisplay();
   DumpKernelsVerbosity.apply(Opts, *Display);
@@ -163,7 +164,11 @@ int runDumpKernelsCommand() {
                                  : std::string("-"));
     if (S.K == PlanStep::Kind::Kernel)
       OS << Files[S.Index] << "  ";
-    OS << S.Label << "\n";
+    OS << S.Label;
+    std::string Lib = describeLibraryChoice(P, S);
+    if (!Lib.empty())
+      OS << "  [" << Lib << "]";
+    OS << "\n";
   }
   SmallString<256> Path(DumpOut);
   sys::path::append(Path, "index.txt");

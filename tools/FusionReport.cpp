@@ -33,6 +33,16 @@ rejectedFusions(ArrayRef<DecisionRecord> Decisions) {
   return Out;
 }
 
+std::vector<DecisionRecord>
+layoutBoundaries(ArrayRef<DecisionRecord> Decisions) {
+  std::vector<DecisionRecord> Out;
+  for (const DecisionRecord &D : Decisions)
+    if (D.Pass == "conv-layout" &&
+        StringRef(D.Reason).startswith("layout boundary"))
+      Out.push_back(D);
+  return Out;
+}
+
 FusionReport fusionReportFromGraph(const Graph &G,
                                    ArrayRef<DecisionRecord> Decisions,
                                    StringRef RunsAs) {
@@ -51,13 +61,18 @@ FusionReport fusionReportFromGraph(const Graph &G,
   llvm::stable_sort(R.Groups,
                     [](const auto &A, const auto &B) { return A.Id < B.Id; });
   R.Rejected = rejectedFusions(Decisions);
+  R.LayoutBoundaries = layoutBoundaries(Decisions);
   return R;
 }
 
 void printFusionReport(raw_ostream &OS, const FusionReport &R) {
   OS << R.Groups.size() << " fused group" << (R.Groups.size() == 1 ? "" : "s")
      << ", " << R.Rejected.size() << " candidate"
-     << (R.Rejected.size() == 1 ? "" : "s") << " not fused\n";
+     << (R.Rejected.size() == 1 ? "" : "s") << " not fused";
+  if (!R.LayoutBoundaries.empty())
+    OS << ", " << R.LayoutBoundaries.size() << " layout transpose"
+       << (R.LayoutBoundaries.size() == 1 ? "" : "s");
+  OS << "\n";
   // Columns aligned over all groups, members last: they can be long.
   size_t IdW = 0, KindW = 0, RunsW = 0;
   for (const FusionReportGroup &G : R.Groups) {
@@ -65,13 +80,19 @@ void printFusionReport(raw_ostream &OS, const FusionReport &R) {
     KindW = std::max(KindW, G.Kind.size());
     RunsW = std::max(RunsW, G.RunsAs.size());
   }
-  for (const FusionReportGroup &G : R.Groups)
+  for (const FusionReportGroup &G : R.Groups) {
     OS << "group " << left_justify(std::to_string(G.Id), IdW) << "  "
        << left_justify(G.Kind, KindW) << "  " << left_justify(G.RunsAs, RunsW)
        << "  " << join(G.Members, ", ") << "\n";
+    for (const FusionReportStep &S : G.Steps)
+      if (!S.Library.empty())
+        OS << "    step " << S.Index << ": " << S.Library << "\n";
+  }
   for (const DecisionRecord &D : R.Rejected)
     OS << "not fused: " << D.Node << " (" << D.Pass << "): " << D.Reason
        << "\n";
+  for (const DecisionRecord &D : R.LayoutBoundaries)
+    OS << "layout: " << D.Node << ": " << D.Reason << "\n";
 }
 
 json::Value fusionReportToJson(const FusionReport &R) {
@@ -81,7 +102,8 @@ json::Value fusionReportToJson(const FusionReport &R) {
     for (const std::string &M : G.Members)
       Members.push_back(M);
     for (const FusionReportStep &S : G.Steps)
-      Steps.push_back(json::Object{{"index", S.Index}, {"label", S.Label}});
+      Steps.push_back(json::Object{
+          {"index", S.Index}, {"label", S.Label}, {"library", S.Library}});
     Groups.push_back(json::Object{{"id", G.Id},
                                   {"kind", G.Kind},
                                   {"members", std::move(Members)},
@@ -94,8 +116,12 @@ json::Value fusionReportToJson(const FusionReport &R) {
                                     {"node", D.Node},
                                     {"onnx_name", D.OnnxName},
                                     {"reason", D.Reason}});
+  json::Array Layout;
+  for (const DecisionRecord &D : R.LayoutBoundaries)
+    Layout.push_back(json::Object{{"node", D.Node}, {"reason", D.Reason}});
   return json::Object{{"groups", std::move(Groups)},
-                      {"rejected", std::move(Rejected)}};
+                      {"rejected", std::move(Rejected)},
+                      {"layout_boundaries", std::move(Layout)}};
 }
 
 FusionReportFlag::FusionReportFlag(cl::SubCommand &Sub, cl::OptionCategory &Cat)

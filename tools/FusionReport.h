@@ -29,6 +29,9 @@ namespace solder {
 struct FusionReportStep {
   unsigned Index = 0; ///< position in the plan's steps
   std::string Label;
+  /// A library call's library, math mode and algorithm (empty for a
+  /// kernel); see describeLibraryChoice.
+  std::string Library;
 };
 
 struct FusionReportGroup {
@@ -42,7 +45,13 @@ struct FusionReportGroup {
 struct FusionReport {
   std::vector<FusionReportGroup> Groups; ///< by id
   std::vector<DecisionRecord> Rejected;  ///< pipeline order, no repeats
+  /// The Transposes conv-layout left where an NHWC region meets NCHW.
+  std::vector<DecisionRecord> LayoutBoundaries;
 };
+
+/// conv-layout's notes on the Transposes it left, in order.
+std::vector<DecisionRecord>
+layoutBoundaries(llvm::ArrayRef<DecisionRecord> Decisions);
 
 /// True for the passes whose rejections the report lists: the fusion
 /// passes ("*-fusion") and the ones that decide what a group can hold
@@ -65,10 +74,15 @@ FusionReport fusionReportFromGraph(const Graph &G,
 ///   2 fused groups, 1 candidate not fused
 ///   group 0  contraction  cuDNN conv + generated kernel ...  conv1, relu1
 ///   not fused: Relu node 'r7' (loop-fusion): second user outside the group
+///   layout: Transpose node 'x.nhwc': layout boundary: feeds ...
+/// and under a group, each library step's choice:
+///     step 3: cuDNN NHWC, f16 tensor-op math, ...
 void printFusionReport(llvm::raw_ostream &OS, const FusionReport &R);
 
-/// {"groups":[{"id","kind","members","runs_as","steps":[{"index","label"}]}],
-///  "rejected":[{"pass","node","onnx_name","reason"}]}
+/// {"groups":[{"id","kind","members","runs_as",
+///              "steps":[{"index","label","library"}]}],
+///  "rejected":[{"pass","node","onnx_name","reason"}],
+///  "layout_boundaries":[{"node","reason"}]}
 llvm::json::Value fusionReportToJson(const FusionReport &R);
 
 /// `--fusion-report[=text|json]` of one command, declared right after its

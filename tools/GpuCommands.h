@@ -36,6 +36,7 @@ struct ModelLoadOptions {
   bool AllowTF32 = false;
   Precision Prec = Precision::F32;
   bool ComputeIo = false;
+  ConvLayout Layout = ConvLayout::Auto;
   std::vector<std::string> DisabledPasses;
   /// --no-fusion, --disable-fusion (see FusionFlags) and the hidden
   /// --test-perturb-group of compare.

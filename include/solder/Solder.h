@@ -89,6 +89,9 @@ struct CompileOptions {
   /// ComputeIo.
   Precision Prec = Precision::F32;
   bool ComputeIo = false;
+  /// Layout of 2-D convolutions: Auto puts fp16/bf16 convolutions in NHWC
+  /// (with transposes only where the region meets NCHW ops).
+  ConvLayout Layout = ConvLayout::Auto;
   /// Pipeline passes to skip, by name.
   std::vector<std::string> DisabledPasses;
   /// No fusion at all (every op its own step), and fusion instances not to

@@ -1,6 +1,7 @@
 //===- NeuralNetInfer.cpp - Shapes of contractions, pools, reductions
 //------===//
 #include "ir/ops/InferFunctions.h"
+#include "ir/Layout.h"
 #include "ir/ops/InferUtils.h"
 #include <algorithm>
 
@@ -92,6 +93,13 @@ llvm::Error globalPool(InferContext &C) {
 }
 
 namespace {
+TensorType toNchw(const TensorType &T) {
+  return TensorType(T.Elem, permuteDims<Dim>(T.Dims, ToNchwPerm));
+}
+TensorType toNhwc(const TensorType &T) {
+  return TensorType(T.Elem, permuteDims<Dim>(T.Dims, ToNhwcPerm));
+}
+
 /// The window geometry shared by Conv and the pools, with ONNX defaults.
 struct Window {
   llvm::SmallVector<int64_t, 3> Kernel, Strides, Dilations, Pads;
@@ -163,7 +171,18 @@ llvm::Expected<Dim> windowOut(InferContext &C, const Window &W, unsigned I,
 } // namespace
 
 llvm::Error conv(InferContext &C) {
-  const TensorType &X = C.operandType(0), &Wt = C.operandType(1);
+  bool Nhwc = false;
+  if (auto E = checkLayout(C.node(), C.operandType(0).rank(), Nhwc))
+    return C.error(llvm::toString(std::move(E)));
+  // Channels-last operands are checked and computed in NCHW order.
+  TensorType X = C.operandType(0), Wt = C.operandType(1);
+  if (Nhwc) {
+    if (Wt.rank() != 4)
+      return C.error("NHWC weights must be [M, kH, kW, C/group], got " +
+                     typeToString(Wt));
+    X = toNchw(X);
+    Wt = toNchw(Wt);
+  }
   if (X.rank() < 3 || Wt.rank() != X.rank())
     return C.error("expects input N x C x spatial... and weights of the same "
                    "rank, got " +
@@ -196,7 +215,8 @@ llvm::Error conv(InferContext &C) {
       return D.takeError();
     Out.push_back(*D);
   }
-  C.setResultType(0, TensorType(X.Elem, Out));
+  TensorType R(X.Elem, Out);
+  C.setResultType(0, Nhwc ? toNhwc(R) : R);
   return llvm::Error::success();
 }
 
@@ -305,7 +325,15 @@ llvm::Error gemm(InferContext &C) {
 }
 
 llvm::Error pool(InferContext &C) {
-  const TensorType &X = C.operandType(0);
+  bool Nhwc = false;
+  if (auto E = checkLayout(C.node(), C.operandType(0).rank(), Nhwc))
+    return C.error(llvm::toString(std::move(E)));
+  TensorType X = C.operandType(0);
+  if (Nhwc) {
+    if (C.numResults() > 1)
+      return C.error("an NHWC MaxPool has no Indices result");
+    X = toNchw(X);
+  }
   if (X.rank() < 3)
     return C.error("input must be N x C x spatial..., got " + typeToString(X));
   unsigned Spatial = X.rank() - 2;
@@ -320,7 +348,8 @@ llvm::Error pool(InferContext &C) {
       return D.takeError();
     Out.push_back(*D);
   }
-  C.setResultType(0, TensorType(X.Elem, Out));
+  TensorType R(X.Elem, Out);
+  C.setResultType(0, Nhwc ? toNhwc(R) : R);
   C.setResultType(1, TensorType(DType::I64, Out));
   return llvm::Error::success();
 }

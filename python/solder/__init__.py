@@ -55,7 +55,8 @@ def _specs(described):
 
 def compile(model, *, shapes=None, precision="fp32", fusion=True,
             backend="cuda", arch=None, cache_dir=None, allow_tf32=False,
-            disable_fusion=(), disable_passes=(), io_precision="model"):
+            disable_fusion=(), disable_passes=(), io_precision="model",
+            layout="auto"):
     """Compiles an ONNX model (a path or the model's bytes).
 
     shapes: {input name: shape tuple, or dim symbol name: size}, binding
@@ -64,6 +65,8 @@ def compile(model, *, shapes=None, precision="fp32", fusion=True,
       tensors stored reduced, fp32 accumulation).
     io_precision: 'model' (the model's fp32 inputs and outputs keep their
       type) or 'compute' (they take the compute type).
+    layout: 2-D convolutions in 'auto' (NHWC for fp16/bf16 on the GPU),
+      'nchw' or 'nhwc'.
     fusion: False runs every op as its own step; disable_fusion lists
       fusion groups (ids) or ONNX node names not to fuse.
     backend: 'cuda' (a GPU plan; compiling needs no GPU) or 'reference'
@@ -97,7 +100,8 @@ def compile(model, *, shapes=None, precision="fp32", fusion=True,
         model, input_shapes, symbols, str(backend), bool(fusion),
         [str(f) for f in disable_fusion], [str(p) for p in disable_passes],
         arch, None if cache_dir is None else os.fspath(cache_dir),
-        bool(allow_tf32), str(precision), io_precision == "compute")
+        bool(allow_tf32), str(precision), io_precision == "compute",
+        str(layout))
     return Model(native)
 
 

@@ -150,16 +150,23 @@ PyObject *describe(llvm::ArrayRef<TensorInfo> Tensors) {
 ///         symbols: list[(str, int)], backend: str, fusion: bool,
 ///         disabled_fusions: list[str], disabled_passes: list[str],
 ///         arch: str | None, cache_dir: str | None, allow_tf32: bool,
-///         precision: str, compute_io: bool)
+///         precision: str, compute_io: bool, layout: str)
 PyObject *compileModel(PyObject *, PyObject *Args) {
   PyObject *Source, *Shapes, *Symbols, *Fusions, *Passes;
-  const char *Backend, *Arch, *CacheDir, *Prec;
+  const char *Backend, *Arch, *CacheDir, *Prec, *Layout;
   int Fusion, AllowTF32, ComputeIo;
-  if (!PyArg_ParseTuple(Args, "OOOspOOzzpsp", &Source, &Shapes, &Symbols,
+  if (!PyArg_ParseTuple(Args, "OOOspOOzzpsps", &Source, &Shapes, &Symbols,
                         &Backend, &Fusion, &Fusions, &Passes, &Arch, &CacheDir,
-                        &AllowTF32, &Prec, &ComputeIo))
+                        &AllowTF32, &Prec, &ComputeIo, &Layout))
     return nullptr;
   CompileOptions Opts;
+  std::optional<ConvLayout> L = parseConvLayout(Layout);
+  if (!L) {
+    raiseSolderError(std::string("unknown layout '") + Layout +
+                     "' (expected auto, nchw or nhwc)");
+    return nullptr;
+  }
+  Opts.Layout = *L;
   std::optional<Precision> P = parsePrecision(Prec);
   if (!P) {
     raiseSolderError(std::string("unknown precision '") + Prec +

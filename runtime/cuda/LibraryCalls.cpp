@@ -228,15 +228,33 @@ ConvCall::~ConvCall() {
     cudaLibs().cudnnDestroyActivationDescriptor(ActDesc);
 }
 
+/// The math of an algorithm taken unmeasured: FMA for strict fp32, tensor
+/// ops for fp16/bf16 (their tensor-core kernels), cuDNN's default else.
+static cudnnMathType_t defaultMath(const ConvConfig &C) {
+  if (C.Elem == DType::F32 && !C.AllowTF32)
+    return CUDNN_FMA_MATH;
+  if (C.Elem == DType::F16 || C.Elem == DType::BF16)
+    return CUDNN_TENSOR_OP_MATH;
+  return CUDNN_DEFAULT_MATH;
+}
+
+/// Dims in NCHW order; ChannelsLast lays them out as N, spatial..., C.
 static Error setTensor(cudnnTensorDescriptor_t D, cudnnDataType_t T,
-                       ArrayRef<int64_t> Dims) {
+                       ArrayRef<int64_t> Dims, bool ChannelsLast = false) {
   SmallVector<int, 5> Sz, Strides(Dims.size());
   for (int64_t X : Dims)
     Sz.push_back(int(X));
+  // Memory order of the dims, innermost last.
+  SmallVector<size_t, 5> Order;
+  Order.push_back(0);
+  for (size_t I = ChannelsLast ? 2 : 1; I < Dims.size(); ++I)
+    Order.push_back(I);
+  if (ChannelsLast)
+    Order.push_back(1);
   int S = 1;
-  for (size_t I = Dims.size(); I-- > 0;) {
-    Strides[I] = S;
-    S *= Sz[I];
+  for (size_t I = Order.size(); I-- > 0;) {
+    Strides[Order[I]] = S;
+    S *= Sz[Order[I]];
   }
   SOLDER_CUDNN_TRY(cudaLibs().cudnnSetTensorNdDescriptor(
                        D, T, int(Sz.size()), Sz.data(), Strides.data()),
@@ -255,13 +273,14 @@ Error ConvCall::init(const ConvConfig &C) {
                    "cudnnCreateFilterDescriptor");
   SOLDER_CUDNN_TRY(cudaLibs().cudnnCreateConvolutionDescriptor(&ConvDesc),
                    "cudnnCreateConvolutionDescriptor");
-  if (Error E = setTensor(XDesc, T, C.XDims))
+  if (Error E = setTensor(XDesc, T, C.XDims, C.Nhwc))
     return E;
-  if (Error E = setTensor(YDesc, T, C.YDims))
+  if (Error E = setTensor(YDesc, T, C.YDims, C.Nhwc))
     return E;
   SmallVector<int, 5> W(C.WDims.begin(), C.WDims.end());
   SOLDER_CUDNN_TRY(cudaLibs().cudnnSetFilterNdDescriptor(
-                       WDesc, T, CUDNN_TENSOR_NCHW, int(W.size()), W.data()),
+                       WDesc, T, C.Nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW,
+                       int(W.size()), W.data()),
                    "cudnnSetFilterNdDescriptor");
   cudnnDataType_t Compute =
       C.Elem == DType::F64 ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
@@ -280,7 +299,7 @@ Error ConvCall::init(const ConvConfig &C) {
   else if (C.Algo >= 0)
     Math = cudnnMathType_t(C.MathType);
   else
-    Math = CUDNN_DEFAULT_MATH;
+    Math = defaultMath(C);
   SOLDER_CUDNN_TRY(cudaLibs().cudnnSetConvolutionMathType(ConvDesc, Math),
                    "cudnnSetConvolutionMathType");
   // The shapes must agree with cuDNN's own rule, or the call would fail
@@ -448,8 +467,7 @@ Error ConvCall::chooseAlgo(cudnnHandle_t H, int &Algo, int &MathType) const {
     // The only algorithm cudnnConvolutionBiasActivationForward runs with
     // ReLU; nothing to measure.
     Algo = int(CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM);
-    MathType = int(C.Elem == DType::F32 && !C.AllowTF32 ? CUDNN_FMA_MATH
-                                                        : CUDNN_DEFAULT_MATH);
+    MathType = int(defaultMath(C));
     return Error::success();
   }
   constexpr int MaxResults = 16;
@@ -503,8 +521,7 @@ Error ConvCall::chooseAlgo(cudnnHandle_t H, int &Algo, int &MathType) const {
   // with FMA math and no workspace.
   Algo = C.Transpose ? int(CUDNN_CONVOLUTION_BWD_DATA_ALGO_1)
                      : int(CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM);
-  MathType = int(C.Elem == DType::F32 && !C.AllowTF32 ? CUDNN_FMA_MATH
-                                                      : CUDNN_DEFAULT_MATH);
+  MathType = int(defaultMath(C));
   size_t Bytes = 0;
   cudnnStatus_t S =
       C.Transpose ? cudaLibs().cudnnGetConvolutionBackwardDataWorkspaceSize(
@@ -571,6 +588,52 @@ Error ConvCall::enqueue(cudnnHandle_t H, const void *X, const void *W, void *Y,
                          WorkspaceBytes, Zero, YDesc, Y),
                      "cudnnConvolutionBackwardData");
   return Error::success();
+}
+
+//===----------------------------------------------------------------------===//
+// Reports
+//===----------------------------------------------------------------------===//
+
+static const char *convAlgoName(bool Transpose, int Algo) {
+  static const char *const Fwd[] = {
+      "IMPLICIT_GEMM", "IMPLICIT_PRECOMP_GEMM", "GEMM",    "DIRECT",
+      "FFT",           "FFT_TILING",            "WINOGRAD", "WINOGRAD_NONFUSED"};
+  static const char *const Bwd[] = {"ALGO_0", "ALGO_1", "FFT", "FFT_TILING",
+                                    "WINOGRAD", "WINOGRAD_NONFUSED"};
+  if (Transpose)
+    return Algo >= 0 && Algo < 6 ? Bwd[Algo] : "?";
+  return Algo >= 0 && Algo < 8 ? Fwd[Algo] : "?";
+}
+
+/// The math a library call of Elem may use, fp32 accumulation throughout.
+static std::string mathMode(DType Elem, bool AllowTF32) {
+  if (Elem == DType::F16 || Elem == DType::BF16)
+    return dtypeName(Elem).str() + " tensor-op math, fp32 accumulation";
+  if (Elem == DType::F32)
+    return AllowTF32 ? "TF32 tensor-op math allowed" : "fp32 FMA math";
+  return dtypeName(Elem).str() + " math";
+}
+
+std::string describeLibraryChoice(const Plan &P, const PlanStep &S) {
+  if (S.K == PlanStep::Kind::Gemm && S.Index < P.Gemms.size()) {
+    const GemmConfig &C = P.Gemms[S.Index];
+    return "cuBLASLt, " + mathMode(C.Elem, C.AllowTF32) + ", " +
+           (C.HasAlgo ? "algorithm tuned on " + P.TunedOn
+                      : std::string("heuristic algorithm chosen at load"));
+  }
+  if (S.K == PlanStep::Kind::Conv && S.Index < P.Convs.size()) {
+    const ConvConfig &C = P.Convs[S.Index];
+    std::string Out = std::string("cuDNN ") + (C.Nhwc ? "NHWC" : "NCHW") + ", ";
+    if (C.Algo < 0)
+      return Out + mathMode(C.Elem, C.AllowTF32) +
+             ", algorithm measured at load";
+    static const char *const Math[] = {"default", "tensor-op",
+                                       "tensor-op (conversion allowed)", "FMA"};
+    const char *M = C.MathType >= 0 && C.MathType < 4 ? Math[C.MathType] : "?";
+    return Out + convAlgoName(C.Transpose, C.Algo) + ", " + M +
+           " math, tuned on " + P.TunedOn;
+  }
+  return "";
 }
 
 } // namespace solder

@@ -88,6 +88,12 @@ private:
   cudnnActivationDescriptor_t ActDesc = nullptr;
 };
 
+/// How library step S of P runs, for reports: the library, its math mode
+/// (fp32 FMA, TF32 or fp16/bf16 tensor ops, fp32 accumulation) and the
+/// algorithm when the plan was tuned ("chosen at load" otherwise). Empty
+/// for a step that is not a library call.
+std::string describeLibraryChoice(const Plan &P, const PlanStep &S);
+
 } // namespace solder
 
 #endif

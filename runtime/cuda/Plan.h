@@ -115,6 +115,9 @@ struct ConvConfig {
   enum class Activation : uint8_t { Identity, Relu };
   DType Elem = DType::F32;
   bool Transpose = false;
+  /// X, Y (and Z) are NHWC and W is KRSC in memory; the dims below are
+  /// in NCHW order either way (ir/Layout.h).
+  bool Nhwc = false;
   std::vector<int64_t> XDims, WDims, YDims; ///< Y is the step's result
   std::vector<int> Pads, Strides, Dilations;
   int Groups = 1;

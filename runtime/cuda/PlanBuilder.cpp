@@ -32,6 +32,7 @@
 #include "codegen/GeneratedKernel.h"
 #include "codegen/LibraryEpilogue.h"
 #include "ir/ConvPads.h"
+#include "ir/Layout.h"
 #include "ir/FusedGroup.h"
 #include "ir/OpRegistry.h"
 #include "ir/Printer.h"
@@ -544,6 +545,15 @@ Error Builder::addConv(const Node &N, bool Transpose,
     return planError(N.describe() + ": " + Op + " of " + dtypeName(T) +
                      " is not supported on the GPU");
   SmallVector<int64_t, 4> XD = dims(X), WD = dims(W), YD = dims(Y);
+  // cuDNN takes NCHW-ordered dims with NHWC strides and a KRSC filter.
+  bool Nhwc = isNhwc(N);
+  if (Nhwc) {
+    if (XD.size() != 4 || WD.size() != 4 || YD.size() != 4)
+      return planError(N.describe() + ": an NHWC convolution must be 2-D");
+    XD = permuteDims<int64_t>(XD, ToNchwPerm);
+    WD = permuteDims<int64_t>(WD, ToNchwPerm);
+    YD = permuteDims<int64_t>(YD, ToNchwPerm);
+  }
   if (XD.size() < 3 || XD.size() > 5 || WD.size() != XD.size())
     return planError(N.describe() + ": only 1-D, 2-D and 3-D " +
                      (Transpose ? "transposed convolutions" : "convolutions") +
@@ -560,6 +570,7 @@ Error Builder::addConv(const Node &N, bool Transpose,
   ConvConfig C;
   C.Elem = T;
   C.Transpose = Transpose;
+  C.Nhwc = Nhwc;
   C.AllowTF32 = Opts.AllowTF32;
   // For ConvTranspose, the extra output_padding rows belong to no window of
   // the equivalent forward convolution: cuDNN fills them from the (zero)
@@ -606,7 +617,8 @@ Error Builder::addConv(const Node &N, bool Transpose,
   S.K = PlanStep::Kind::Conv;
   S.Index = P.Convs.size();
   S.Label = N.describe() + (Transpose ? " (conv-transpose " : " (conv ") +
-            typeToString(X->type()) + " * " + typeToString(W->type()) + ")";
+            (Nhwc ? "NHWC " : "") + typeToString(X->type()) + " * " +
+            typeToString(W->type()) + ")";
   S.Reads = {X, W};
   for (const Value *V : {CV.Bias, CV.Z})
     if (V)
@@ -618,8 +630,10 @@ Error Builder::addConv(const Node &N, bool Transpose,
     int64_t Inner = 1;
     for (size_t I = 2; I < YD.size(); ++I)
       Inner *= YD[I];
-    addHelperKernel(biasAddKernel(T, YD[0], YD[1], Inner), Y, Bv, N,
-                    /*ReadsOut=*/true);
+    // NHWC: the channel is the innermost dim.
+    PlanKernel K = Nhwc ? biasAddKernel(T, YD[0] * Inner, YD[1], 1)
+                        : biasAddKernel(T, YD[0], YD[1], Inner);
+    addHelperKernel(std::move(K), Y, Bv, N, /*ReadsOut=*/true);
   }
   return Error::success();
 }

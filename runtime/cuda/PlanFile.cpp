@@ -274,6 +274,7 @@ static std::string serializeMetadata(const Plan &P) {
   for (const ConvConfig &C : P.Convs) {
     W.pod<uint8_t>(uint8_t(C.Elem));
     W.pod<uint8_t>(C.Transpose);
+    W.pod<uint8_t>(C.Nhwc);
     W.podVec(C.XDims);
     W.podVec(C.WDims);
     W.podVec(C.YDims);
@@ -442,8 +443,12 @@ static Error validatePlan(const Plan &P) {
         C.Dilations.size() != C.Pads.size())
       return planFileError("a convolution of the plan is malformed");
   for (const ConvConfig &C : P.Convs)
+  {
     if (C.Fused && (C.Transpose || !CheckRef(C.Bias) || !CheckRef(C.Z)))
       return planFileError("a fused convolution of the plan is malformed");
+    if (C.Nhwc && (C.Transpose || C.XDims.size() != 4))
+      return planFileError("an NHWC convolution of the plan is not 2-D");
+  }
   for (const CopyConfig &C : P.Copies)
     if (!CheckRef(C.Src) || !CheckRef(C.Dst))
       return planFileError("a copy of the plan refers to a missing buffer");
@@ -574,10 +579,11 @@ Expected<Plan> deserializePlan(StringRef Bytes,
     C.D = R.ref();
     P.Gemms.push_back(C);
   }
-  for (uint64_t I = 0, N = R.count(40); I < N && !R.Failed; ++I) {
+  for (uint64_t I = 0, N = R.count(41); I < N && !R.Failed; ++I) {
     ConvConfig C;
     C.Elem = R.dtype();
     C.Transpose = R.pod<uint8_t>();
+    C.Nhwc = R.pod<uint8_t>();
     C.XDims = R.podVec<int64_t>();
     C.WDims = R.podVec<int64_t>();
     C.YDims = R.podVec<int64_t>();

@@ -40,7 +40,8 @@ namespace solder {
 /// Plan::Groups (with operand and result buffers) and Plan::Decisions.
 /// 5: pointer-array batched matmuls (GemmConfig::BatchDims), the plan's
 /// precision, tuned library algorithms (Plan::TunedOn).
-constexpr uint32_t PlanFormatVersion = 5;
+/// 6: channels-last convolutions (ConvConfig::Nhwc).
+constexpr uint32_t PlanFormatVersion = 6;
 
 /// 64-bit checksum of plan bytes: four interleaved lanes of a
 /// multiply-xorshift step per 8-byte word (each step a bijection of its

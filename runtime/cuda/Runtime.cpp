@@ -136,6 +136,7 @@ static PipelineOptions pipelineOptions(const CompileOptions &Opts) {
   PO.DisabledFusions = Opts.DisabledFusions;
   PO.Prec = Opts.Prec;
   PO.KeepModelIo = !Opts.ComputeIo;
+  PO.Layout = Opts.Layout;
   PO.MaxFoldedConstantBytes = Opts.MaxConstantBytes;
   PO.MaxTensorBytes = Opts.MaxTensorBytes;
   return PO;
@@ -317,7 +318,7 @@ Error CompiledModel::loadOnDevice() {
 static std::string convKey(const ConvConfig &C) {
   std::string K;
   raw_string_ostream OS(K);
-  OS << int(C.Elem) << C.Transpose << C.AllowTF32 << C.Fused << C.HasZ
+  OS << int(C.Elem) << C.Transpose << C.Nhwc << C.AllowTF32 << C.Fused << C.HasZ
      << int(C.Act) << "|";
   for (const auto *V : {&C.XDims, &C.WDims, &C.YDims})
     OS << join(map_range(*V, [](int64_t X) { return std::to_string(X); }), ",")

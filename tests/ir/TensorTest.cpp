@@ -46,3 +46,26 @@ TEST(TensorTest, MisalignedViewCopiesOnlyOnTypedAccess) {
 }
 
 } // namespace
+
+TEST(TensorTest, TransposedPermutesLikeOnnxTranspose) {
+  // [2,3] -> perm [1,0] -> [3,2]; [1,2,2,3] NCHW -> NHWC.
+  Tensor A = Tensor::fromFloats({0, 1, 2, 3, 4, 5}, {2, 3});
+  Tensor T = A.transposed({1, 0});
+  ASSERT_EQ(T.dims(), llvm::ArrayRef<int64_t>({3, 2}));
+  const float Want[] = {0, 3, 1, 4, 2, 5};
+  for (int I = 0; I < 6; ++I)
+    EXPECT_EQ(T.data<float>()[I], Want[I]) << I;
+  std::vector<float> V(12);
+  for (int I = 0; I < 12; ++I)
+    V[I] = float(I);
+  Tensor X = Tensor::fromFloats(V, {1, 2, 2, 3});
+  Tensor Y = X.transposed({0, 2, 3, 1});
+  ASSERT_EQ(Y.dims(), llvm::ArrayRef<int64_t>({1, 2, 3, 2}));
+  // Y[0,h,w,c] = X[0,c,h,w] = c*6 + h*3 + w.
+  for (int H = 0; H < 2; ++H)
+    for (int W = 0; W < 3; ++W)
+      for (int C = 0; C < 2; ++C)
+        EXPECT_EQ(Y.data<float>()[(H * 3 + W) * 2 + C], float(C * 6 + H * 3 + W));
+  // And back: the inverse perm restores X.
+  EXPECT_TRUE(Y.transposed({0, 3, 1, 2}).bitwiseEqual(X));
+}

@@ -314,3 +314,50 @@ TEST(VerifierTest, RewrittenGraphsStayValid) {
 }
 
 } // namespace
+
+TEST(VerifierTest, NhwcConvAndPoolHaveChannelsLastTypes) {
+  // [N,H,W,C] input, [M,kH,kW,C] weights, [N,H',W',M] result.
+  auto G = parse(R"(graph "g" opset 17 {
+  input %x : f32[1,5,5,2]
+  input %w : f32[3,3,3,2]
+  %c = Conv(%x, %w) {layout = "NHWC", pads = [1, 1, 1, 1]} : f32[1,5,5,3] @"conv"
+  %p = MaxPool(%c) {kernel_shape = [2, 2], layout = "NHWC", strides = [2, 2]} : f32[1,2,2,3] @"pool"
+  output %p
+})");
+  expectValid(*G);
+}
+
+TEST(VerifierTest, NhwcConvWithNchwResultTypeIsRejected) {
+  // Twin of the test above with the result typed as if NCHW.
+  auto G = parse(R"(graph "g" opset 17 {
+  input %x : f32[1,5,5,2]
+  input %w : f32[3,3,3,2]
+  %c = Conv(%x, %w) {layout = "NHWC", pads = [1, 1, 1, 1]} : f32[1,3,5,5] @"conv"
+  output %c
+})");
+  expectInvalid(*G, "f32[1,5,5,3]");
+}
+
+TEST(VerifierTest, LayoutMustBeNchwOrTwoDimensionalNhwc) {
+  auto Bad = parse(R"(graph "g" opset 17 {
+  input %x : f32[1,2,5,5]
+  input %w : f32[3,2,1,1]
+  %c = Conv(%x, %w) {layout = "NCWH"} : f32[1,3,5,5] @"conv"
+  output %c
+})");
+  expectInvalid(*Bad, "layout must be \"NCHW\" or \"NHWC\"");
+  auto OneD = parse(R"(graph "g" opset 17 {
+  input %x : f32[1,5,2]
+  input %w : f32[3,1,2]
+  %c = Conv(%x, %w) {layout = "NHWC"} : f32[1,5,3] @"conv"
+  output %c
+})");
+  expectInvalid(*OneD, "needs a 2-D (rank 4) input");
+  auto Explicit = parse(R"(graph "g" opset 17 {
+  input %x : f32[1,2,5,5]
+  input %w : f32[3,2,1,1]
+  %c = Conv(%x, %w) {layout = "NCHW"} : f32[1,3,5,5] @"conv"
+  output %c
+})");
+  expectValid(*Explicit);
+}

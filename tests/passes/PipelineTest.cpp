@@ -87,6 +87,7 @@ TEST(Pipeline, PassNamesAreInPipelineOrder) {
                                        "conv-pad-legalization",
                                        "matmul-broadcast-legalization",
                                        "precision-conversion",
+                                       "conv-layout",
                                        "horizontal-matmul-fusion",
                                        "epilogue-fusion",
                                        "loop-fusion"};

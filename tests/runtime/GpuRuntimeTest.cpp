@@ -440,6 +440,41 @@ TEST(GpuRuntimeTest, ReducedPrecisionModelsMatchTheFp32Reference) {
     GTEST_SKIP() << "no shared models under " << sharedDir();
 }
 
+TEST(GpuRuntimeTest, NhwcConvolutionsMatchTheNchwReference) {
+  // fp32 with every 2-D convolution forced to NHWC (cuDNN NHWC tensors,
+  // KRSC filters, NHWC pools, the boundary transposes), fused and unfused,
+  // against the reference on the original NCHW graph.
+  SKIP_WITHOUT_GPU();
+  unsigned Ran = 0;
+  for (const ModelCase &C : sharedModels()) {
+    if (!llvm::sys::fs::exists(modelPath(C.File)) ||
+        llvm::StringRef(C.File).startswith("bert"))
+      continue;
+    auto G = importOnnxFile(modelPath(C.File), importOptionsFor(C));
+    ASSERT_TRUE(bool(G)) << llvm::toString(G.takeError());
+    std::vector<Tensor> In = randomInputs(**G, 11);
+    std::vector<Tensor> Ref = referenceOutputs(C, In);
+    for (bool NoFusion : {false, true}) {
+      SCOPED_TRACE(std::string(C.File) + (NoFusion ? " unfused" : " fused"));
+      CompileOptions CO = compileOptionsFor(C);
+      CO.Layout = ConvLayout::Nhwc;
+      CO.NoFusion = NoFusion;
+      auto M = CompiledModel::compileFile(modelPath(C.File), CO);
+      ASSERT_TRUE(bool(M)) << llvm::toString(M.takeError());
+      auto Ctx = (*M)->createContext();
+      ASSERT_TRUE(bool(Ctx)) << llvm::toString(Ctx.takeError());
+      auto Out = (*Ctx)->runHost(In);
+      ASSERT_TRUE(bool(Out)) << llvm::toString(Out.takeError());
+      ASSERT_EQ(Out->size(), Ref.size());
+      for (size_t I = 0; I < Out->size(); ++I)
+        EXPECT_LE(relativeError((*Out)[I], Ref[I]), 1e-4) << "output " << I;
+    }
+    ++Ran;
+  }
+  if (Ran == 0)
+    GTEST_SKIP() << "no shared models under " << sharedDir();
+}
+
 TEST(GpuRuntimeTest, FourThreadsShareOneModel) {
   SKIP_WITHOUT_GPU();
   ModelCase C = sharedModels()[0];

@@ -137,7 +137,7 @@ TEST(FusionReport, JsonForm) {
   auto G = twoGroups();
   ASSERT_TRUE(G);
   FusionReport R = fusionReportFromGraph(*G, decisions(), "not planned");
-  R.Groups[0].Steps.push_back({3, "kernel solder_3_fused"});
+  R.Groups[0].Steps.push_back({3, "kernel solder_3_fused", ""});
   std::string Text;
   llvm::raw_string_ostream OS(Text);
   OS << fusionReportToJson(R);
@@ -164,6 +164,46 @@ TEST(FusionReport, JsonForm) {
   EXPECT_EQ(str(R0->getString("pass")), "loop-fusion");
   EXPECT_EQ(str(R0->getString("onnx_name")), "tanh");
   EXPECT_EQ(str(R0->getString("node")), "Tanh node 'tanh'");
+}
+
+TEST(FusionReport, LayoutTransposesAndLibraryChoicesAreListed) {
+  auto G = twoGroups();
+  ASSERT_TRUE(G);
+  std::vector<DecisionRecord> D = decisions();
+  D.push_back({"conv-layout", "Transpose node 'x.nhwc'", "", false,
+               "layout boundary: feeds Conv node 'conv1'"});
+  // A conv-layout note that is not a boundary (a conv left NCHW): not
+  // listed.
+  D.push_back({"conv-layout", "Conv node 'c'", "c", false,
+               "layout auto keeps f32 convolutions in NCHW"});
+  FusionReport R = fusionReportFromGraph(*G, D, "not planned");
+  ASSERT_EQ(R.LayoutBoundaries.size(), 1u);
+  R.Groups[0].Steps.push_back({3, "conv", "cuDNN NHWC, f16 tensor-op math"});
+  R.Groups[0].Steps.push_back({4, "kernel solder_4", ""});
+  std::string Text;
+  llvm::raw_string_ostream OS(Text);
+  printFusionReport(OS, R);
+  EXPECT_EQ(OS.str(),
+            "2 fused groups, 2 candidates not fused, 1 layout transpose\n"
+            "group 2  loop  not planned  sig, neg\n"
+            "    step 3: cuDNN NHWC, f16 tensor-op math\n"
+            "group 7  loop  not planned  mul, relu\n"
+            "not fused: Tanh node 'tanh' (loop-fusion): its operand has a "
+            "second user outside the group\n"
+            "not fused: Mul node 'mul' (gelu-recognition): no erf in the "
+            "pattern\n"
+            "layout: Transpose node 'x.nhwc': layout boundary: feeds Conv "
+            "node 'conv1'\n");
+  std::string Json;
+  llvm::raw_string_ostream JS(Json);
+  JS << fusionReportToJson(R);
+  EXPECT_NE(JS.str().find("\"layout_boundaries\":[{\"node\":\"Transpose "
+                          "node 'x.nhwc'\""),
+            std::string::npos)
+      << JS.str();
+  EXPECT_NE(JS.str().find("\"library\":\"cuDNN NHWC, f16 tensor-op math\""),
+            std::string::npos)
+      << JS.str();
 }
 
 } // namespace
