@@ -193,6 +193,10 @@ def main():
                     help="also run `solder compare` on each batch-1 model")
     ap.add_argument("--no-torch", action="store_true",
                     help="solder only (e.g. the BatchNorm-kept export)")
+    ap.add_argument("--profile", action="store_true",
+                    help="also run `solder profile` (per-step times, "
+                         "library vs generated-kernel share; traces in "
+                         "--out)")
     ap.add_argument("--layout", default="auto",
                     help="solder's --layout for convolutions (auto: NHWC "
                          "for fp16/bf16)")
@@ -298,6 +302,36 @@ def main():
                         f"{tag}: solder {a.precision} cuda vs fp32 reference "
                         f"max rel err {err:.3g} "
                         f"({'ok' if err <= tol else 'FAIL'}, bound {tol:g})")
+                if a.profile:
+                    pdir = a.out or work
+                    os.makedirs(pdir, exist_ok=True)
+                    trace = os.path.join(pdir, f"trace-{name}_b{batch}.json")
+                    with open(os.path.join(
+                            pdir, f"profile-{name}_b{batch}.txt"), "w") as f:
+                        f.write(run([solder, "profile", path, "--runs", "50",
+                                     "--cache-dir", cache, "--precision",
+                                     a.precision, "--layout", a.layout],
+                                    timeout=900))
+                    prof = json.loads(run(
+                        [solder, "profile", path, "--json", "--runs", "50",
+                         "--trace", trace, "--cache-dir", cache,
+                         "--precision", a.precision, "--layout", a.layout],
+                        timeout=900).strip().splitlines()[-1])
+                    kinds = {k["kind"]: k for k in prof["by_kind"]}
+                    lib = sum(kinds[k]["pct"] for k in ("cudnn", "cublaslt")
+                              if k in kinds)
+                    top = sorted(prof["steps"], key=lambda x: -x["ms"])[:3]
+                    row["profile_library_pct"] = lib
+                    notes.append(
+                        f"{tag}: solder profile: steps launched one by one "
+                        f"{prof['steps_ms']:.3f} ms (graph "
+                        f"{prof['graph_ms']:.3f} ms); library calls "
+                        f"{lib:.0f}% of step time, generated kernels "
+                        f"{kinds.get('kernel', {}).get('pct', 0):.0f}%; "
+                        "slowest: " + "; ".join(
+                            f"{x['label'][:60]} {x['ms']:.4f} ms "
+                            f"(roofline {x.get('roofline_pct', 0):.0f}%)"
+                            for x in top))
             except (RuntimeError, subprocess.TimeoutExpired, KeyError) as e:
                 row["solder_error"] = str(e)[-600:]
                 notes.append(f"{tag}: solder FAILED: {str(e)[-600:]}")

@@ -77,16 +77,6 @@ static const PlanGroup *findGroup(const Plan &P, int64_t Id) {
   return nullptr;
 }
 
-static Error writeFile(StringRef Path, StringRef Text) {
-  std::error_code EC;
-  raw_fd_ostream OS(Path, EC);
-  if (EC)
-    return createStringError(EC,
-                             "cannot write '" + Path + "': " + EC.message());
-  OS << Text;
-  return Error::success();
-}
-
 int runDumpKernelsCommand() {
   ModelLoadOptions Opts;
   Opts.Shapes.assign(DumpShapes.begin(), DumpShapes.end());
@@ -135,7 +125,7 @@ int runDumpKernelsCommand() {
     OS << K.Source;
     SmallString<256> Path(DumpOut);
     sys::path::append(Path, File);
-    if (Error E = writeFile(Path, OS.str()))
+    if (Error E = writeFileAtomically(Path, OS.str()))
       return reportError(std::move(E));
   }
 
@@ -172,7 +162,7 @@ int runDumpKernelsCommand() {
   }
   SmallString<256> Path(DumpOut);
   sys::path::append(Path, "index.txt");
-  if (Error E = writeFile(Path, OS.str()))
+  if (Error E = writeFileAtomically(Path, OS.str()))
     return reportError(std::move(E));
   outs() << "wrote " << P.Kernels.size() << " kernels and index.txt to "
          << DumpOut << "\n";

@@ -28,6 +28,8 @@ llvm::cl::SubCommand &dumpKernelsSubCommand();
 int runDumpKernelsCommand();
 llvm::cl::SubCommand &compareSubCommand();
 int runCompareCommand();
+llvm::cl::SubCommand &profileSubCommand();
+int runProfileCommand();
 
 struct ModelLoadOptions {
   std::vector<std::string> Shapes; ///< --shape NAME=DIMS

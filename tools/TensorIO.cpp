@@ -269,8 +269,7 @@ Expected<Tensor> readNpyFile(StringRef Path) {
   return parseNpy(*Bytes, Path);
 }
 
-/// Writes Bytes to Path through a temporary file renamed into place.
-static Error writeFileAtomically(StringRef Path, StringRef Bytes) {
+Error writeFileAtomically(StringRef Path, StringRef Bytes) {
   SmallString<256> Model(Path);
   Model += ".tmp-%%%%%%";
   int FD;

@@ -28,6 +28,9 @@ bool npyStoresAsRawBits(DType T);
 
 llvm::Expected<Tensor> readNpyFile(llvm::StringRef Path);
 llvm::Error writeNpyFile(llvm::StringRef Path, const Tensor &T);
+/// Writes Bytes to Path through a temporary file renamed into place, so a
+/// failed or interrupted write leaves no half-written file.
+llvm::Error writeFileAtomically(llvm::StringRef Path, llvm::StringRef Bytes);
 
 /// Reads a .npy or .pb file (by extension).
 llvm::Expected<Tensor> readTensorFile(llvm::StringRef Path);

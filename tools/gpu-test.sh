@@ -12,6 +12,9 @@
 #      the reference backends: a test the reference passes must pass on cuda;
 #   4. `solder run --backend cuda` of each shared model against
 #      `--backend reference` on the same inputs;
+#   4a. `solder profile` of two shared models at fp32 and fp16: the trace
+#      loads with one event per step, the steps' sum is within 10% of
+#      `solder bench --no-cuda-graph`;
 #   4b. the Python module with PyTorch (tests/python/test_gpu.py: ResNet-50
 #      and a small BERT on torch CUDA tensors, zero copy, call overhead);
 #   5. the benchmark (bench/run_bench.py), unless SOLDER_SKIP_BENCH=1.
@@ -191,6 +194,42 @@ PY
   then echo "PASS $name"
   else echo "FAIL $name"; FAILED+=("model $name"); tail -3 "$LOGS/model-$name.log"
   fi
+done
+
+step "solder profile: per-step table, trace, total vs bench --no-cuda-graph"
+for spec in "resnet10_dynamo:" "bert_mini_opset14:--shape B=2 --shape S=32"; do
+  name=${spec%%:*}; args=${spec#*:}
+  model="$SHARED/models/$name.onnx"
+  [ -f "$model" ] || { echo "SKIP profile $name (no model)"; continue; }
+  for prec in fp32 fp16; do
+    tag="$name-$prec"
+    if "$SOLDER" profile "$model" $args --precision $prec --runs 50 \
+         --trace "$LOGS/trace-$tag.json" > "$LOGS/profile-$tag.txt" 2>&1 &&
+       "$SOLDER" profile "$model" $args --precision $prec --runs 50 --json \
+         > "$LOGS/profile-$tag.json" 2>>"$LOGS/profile-$tag.txt" &&
+       "$SOLDER" bench "$model" $args --precision $prec --iters 50 \
+         --no-cuda-graph --json > "$LOGS/bench-nograph-$tag.json" \
+         2>>"$LOGS/profile-$tag.txt" &&
+       python3 - "$LOGS" "$tag" <<'PY'
+import json, sys
+logs, tag = sys.argv[1], sys.argv[2]
+prof = json.load(open(f"{logs}/profile-{tag}.json"))
+trace = json.load(open(f"{logs}/trace-{tag}.json"))
+bench = json.load(open(f"{logs}/bench-nograph-{tag}.json"))
+events = [e for e in trace["traceEvents"] if e.get("ph") == "X"]
+ok = len(events) == len(prof["steps"]) > 0
+ratio = prof["steps_ms"] / bench["median_ms"]
+roof = [s for s in prof["steps"] if "roofline_pct" in s]
+print(f"{tag}: {len(prof['steps'])} steps, {len(events)} trace events, "
+      f"steps sum {prof['steps_ms']:.3f} ms vs bench --no-cuda-graph "
+      f"{bench['median_ms']:.3f} ms ({ratio:.2f}x), graph "
+      f"{prof['graph_ms']:.3f} ms, {len(roof)} steps with a roofline figure")
+sys.exit(0 if ok and 0.9 <= ratio <= 1.1 and roof else 1)
+PY
+    then echo "PASS profile $tag"; head -3 "$LOGS/profile-$tag.txt"
+    else echo "FAIL profile $tag"; FAILED+=("profile $tag")
+         tail -5 "$LOGS/profile-$tag.txt"; fi
+  done
 done
 
 step "Python module"

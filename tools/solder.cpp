@@ -1,7 +1,7 @@
 //===- solder.cpp - The solder command-line tool --------------------------===//
 //
 // `solder <command> [options]`: inspect, dump-ir, run, test-onnx (and,
-// with the CUDA toolkit, compile, bench, dump-kernels, compare). This file
+// with the CUDA toolkit, compile, bench, dump-kernels, compare, profile). This file
 // only parses the command line and dispatches; each command is in its own
 // <Name>Command.cpp. Exit codes: 0 success, 1 test failures or numeric
 // mismatch, 2 bad usage, bad input or unsupported model.
@@ -31,6 +31,7 @@ int main(int argc, char **argv) {
     {&benchSubCommand(), runBenchCommand},
     {&dumpKernelsSubCommand(), runDumpKernelsCommand},
     {&compareSubCommand(), runCompareCommand},
+    {&profileSubCommand(), runProfileCommand},
 #endif
   };
   auto ListCommands = [&](raw_ostream &OS) {

@@ -235,6 +235,14 @@ public:
   llvm::Error runStepByStep(
       cudaStream_t Stream,
       llvm::function_ref<llvm::Error(size_t Step, bool After)> Observe);
+  /// Times every step: Runs runs, each launching the steps back to back on
+  /// Stream (no CUDA graph, as `solder bench --no-cuda-graph`) with a CUDA
+  /// event after each, after one untimed run. Returns each step's median
+  /// milliseconds (event to event: its GPU time, or its launch interval
+  /// when launching is the slower). With Nvtx, every step is an NVTX range
+  /// named by its label, so Nsight Systems shows it. For `solder profile`.
+  llvm::Expected<std::vector<double>> timeSteps(cudaStream_t Stream,
+                                                unsigned Runs, bool Nvtx);
   /// Copies Bytes at Ref (any space: weights, arena, input, output) to
   /// Host, synchronously; meant for use inside Observe. Arena contents are
   /// those of the latest step that wrote them.

@@ -146,6 +146,16 @@ def _on_cuda(x):
     return where is not None and where()[0] == _DLPACK_CUDA
 
 
+def _current_torch_stream(device):
+    """torch's current cudaStream_t on device (its raw-stream query when
+    this torch has it: a tenth of torch.cuda.current_stream's cost)."""
+    torch = sys.modules["torch"]
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    if raw is not None:
+        return raw(device)
+    return torch.cuda.current_stream(device).cuda_stream
+
+
 def _streams(stream, device, tensors):
     """(the cudaStream_t a run goes on, the `stream` for __dlpack__).
 
@@ -180,6 +190,11 @@ class Context:
         self.model = model
         self._native = native
         self.device = native.device()
+        # The torch CUDA tensors of the latest run with given outputs on
+        # torch's current stream, and their (data_ptr, shape, stride): the
+        # same tensors again run without re-binding (see _run_bound).
+        self._bound = None
+        self._in_names = [s.name for s in model.inputs]
 
     def _ordered(self, values, specs, role):
         if isinstance(values, dict):
@@ -244,6 +259,10 @@ class Context:
           The call returns once the run is enqueued, unless an output is
           host memory.
         """
+        if stream is None and outputs is not None and self._bound:
+            if self._run_bound(inputs, outputs):
+                return outputs if isinstance(outputs, list) else \
+                    list(outputs)
         ins = [_contiguous(x) for x in
                self._ordered(inputs, self.model.inputs, "input")]
         if outputs is None:
@@ -255,7 +274,59 @@ class Context:
         if self.device >= 0:
             handle, dlpack_stream = _streams(stream, self.device, ins + outs)
         self._native.run(ins, outs, handle, dlpack_stream)
+        self._remember(ins, outs, stream is None and outputs is not None)
         return outs
+
+    def _remember(self, ins, outs, eligible):
+        """Keeps the tensors of this run for _run_bound when they are all
+        torch CUDA tensors run on torch's current stream."""
+        self._bound = None
+        torch = sys.modules.get("torch")
+        if not eligible or self.device < 0 or torch is None:
+            return
+        tensors = ins + outs
+        if not all(type(x) is torch.Tensor and x.is_cuda for x in tensors):
+            return
+        self._bound = (ins, outs, [(x.data_ptr(), x.shape, x.stride())
+                                   for x in tensors])
+
+    def _run_bound(self, inputs, outputs):
+        """The same tensor objects as the latest bound run, unchanged in
+        place: run on them again without the DLPack exchange (torch's
+        __dlpack__ and the re-binding cost more than the run's enqueue).
+        False when anything differs; the caller then takes the full path."""
+        ins, outs, snapshot = self._bound
+        if isinstance(inputs, dict):
+            if len(inputs) != len(ins):
+                return False
+            try:
+                given = [inputs[n] for n in self._in_names]
+            except KeyError:
+                return False
+        elif isinstance(inputs, (list, tuple)):
+            given = inputs
+        else:
+            given = (inputs,)
+        if not isinstance(outputs, (list, tuple)) or \
+                len(given) != len(ins) or len(outputs) != len(outs):
+            return False
+        k = 0
+        for new, old in zip(given, ins):
+            if new is not old:
+                return False
+        for new, old in zip(outputs, outs):
+            if new is not old:
+                return False
+        for x in ins:
+            if (x.data_ptr(), x.shape, x.stride()) != snapshot[k]:
+                return False
+            k += 1
+        for x in outs:
+            if (x.data_ptr(), x.shape, x.stride()) != snapshot[k]:
+                return False
+            k += 1
+        self._native.run_bound(_current_torch_stream(self.device))
+        return True
 
     def time_native_runs(self, n=1000, stream=None):
         """Seconds per call of the C++ API's run() on the buffers of the

@@ -31,6 +31,7 @@ def compile(
     disable_fusion: Sequence[Union[int, str]] = ...,
     disable_passes: Sequence[str] = ...,
     io_precision: str = ...,
+    layout: str = ...,
 ) -> Model: ...
 def load_plan(path: Union[str, os.PathLike]) -> Model: ...
 

@@ -472,6 +472,24 @@ PyObject *contextRun(PyObject *Self, PyObject *Args) {
   Py_RETURN_NONE;
 }
 
+/// run_bound(stream: int): one run on the buffers the latest run() bound
+/// (the Python layer's fast path when it is handed the same CUDA tensors
+/// again). GPU backend only.
+PyObject *contextRunBound(PyObject *Self, PyObject *Args) {
+  unsigned long long StreamHandle;
+  if (!PyArg_ParseTuple(Args, "K", &StreamHandle))
+    return nullptr;
+  auto *O = reinterpret_cast<ContextObject *>(Self);
+  auto *Stream = reinterpret_cast<cudaStream_t>(uintptr_t(StreamHandle));
+  llvm::Error E = withoutGil([&] {
+    std::lock_guard<std::mutex> Lock(*O->RunLock);
+    return (*O->Context)->run(Stream);
+  });
+  if (E)
+    return raise(std::move(E));
+  Py_RETURN_NONE;
+}
+
 /// time_runs(n: int, stream: int) -> float: seconds per C++ run() call on
 /// the buffers bound by the latest run (enqueue time; for measuring the
 /// Python layer's overhead against the C++ API). GPU backend only.
@@ -508,6 +526,8 @@ PyMethodDef ContextMethods[] = {
      "the CUDA device (-1: reference backend)"},
     {"run", contextRun, METH_VARARGS,
      "run(inputs, outputs, stream, dlpack_stream)"},
+    {"run_bound", contextRunBound, METH_VARARGS,
+     "run_bound(stream): a run on the buffers bound by the latest run"},
     {"time_runs", contextTimeRuns, METH_VARARGS,
      "time_runs(n, stream) -> seconds per C++ run() call"},
     {nullptr, nullptr, 0, nullptr}};

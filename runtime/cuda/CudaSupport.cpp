@@ -64,6 +64,55 @@ Expected<std::string> currentDeviceName() {
   return std::string(Prop.name);
 }
 
+Expected<GpuPeaks> currentGpuPeaks() {
+  Expected<int> Dev = requireDevice();
+  if (!Dev)
+    return Dev.takeError();
+  Expected<std::string> Name = currentDeviceName();
+  if (!Name)
+    return Name.takeError();
+  Expected<std::string> Arch = currentDeviceArch();
+  if (!Arch)
+    return Arch.takeError();
+  int SMs = 0, ClockKHz = 0, MemKHz = 0, BusBits = 0;
+  SOLDER_CUDA_TRY(
+      cudaDeviceGetAttribute(&SMs, cudaDevAttrMultiProcessorCount, *Dev),
+      "cudaDeviceGetAttribute");
+  SOLDER_CUDA_TRY(cudaDeviceGetAttribute(&ClockKHz, cudaDevAttrClockRate, *Dev),
+                  "cudaDeviceGetAttribute");
+  SOLDER_CUDA_TRY(
+      cudaDeviceGetAttribute(&MemKHz, cudaDevAttrMemoryClockRate, *Dev),
+      "cudaDeviceGetAttribute");
+  SOLDER_CUDA_TRY(
+      cudaDeviceGetAttribute(&BusBits, cudaDevAttrGlobalMemoryBusWidth, *Dev),
+      "cudaDeviceGetAttribute");
+  GpuPeaks P;
+  P.Name = *Name;
+  P.Arch = *Arch;
+  P.SMs = SMs;
+  P.ClockGHz = ClockKHz * 1e-6;
+  // Double data rate: two transfers per memory clock.
+  P.MemoryGBs = 2.0 * MemKHz * 1e3 * (BusBits / 8.0) * 1e-9;
+  // Dense FLOP per clock per SM (an FMA is 2) of the data-center parts:
+  // fp32 FMA units, TF32 and fp16 tensor cores (fp32 accumulation).
+  struct Rates {
+    const char *Arch;
+    double Fp32, Tf32, Half;
+  };
+  static const Rates Table[] = {{"sm_70", 128, 0, 1024},
+                                {"sm_80", 128, 1024, 2048},
+                                {"sm_90", 256, 2048, 4096},
+                                {"sm_100", 256, 4096, 8192}};
+  for (const Rates &R : Table)
+    if (P.Arch == R.Arch) {
+      double Scale = SMs * P.ClockGHz * 1e9 / 1e12;
+      P.Fp32Tflops = R.Fp32 * Scale;
+      P.Tf32Tflops = R.Tf32 * Scale;
+      P.HalfTflops = R.Half * Scale;
+    }
+  return P;
+}
+
 /// NVML's C interface, declared here: the toolkit ships no nvml.h, the
 /// library comes with the driver. Results are nvmlReturn_t (0: success).
 namespace {

@@ -30,6 +30,20 @@ llvm::Expected<std::string> currentDeviceArch();
 /// "NVIDIA H100 80GB HBM3": the current device's model, which library
 /// algorithms tuned on it are valid for.
 llvm::Expected<std::string> currentDeviceName();
+/// The current device's peak rates, for roofline figures: computed from
+/// its SM count and clocks (read from the device) and the per-SM rates of
+/// its architecture. Rates of an architecture solder has no table for are
+/// 0 (unknown); memory bandwidth is always read.
+struct GpuPeaks {
+  std::string Name, Arch;
+  int SMs = 0;
+  double ClockGHz = 0;      ///< peak SM clock
+  double MemoryGBs = 0;     ///< DRAM bandwidth, GB/s
+  double Fp32Tflops = 0;    ///< FMA units, no tensor cores
+  double Tf32Tflops = 0;    ///< dense tensor-core TF32
+  double HalfTflops = 0;    ///< dense tensor-core fp16/bf16, fp32 accumulate
+};
+llvm::Expected<GpuPeaks> currentGpuPeaks();
 /// The architecture to compile for on this machine, without creating a CUDA
 /// context: NVML answers in ~15 ms where the driver's initialization takes
 /// ~0.2 s, which would dominate a compile whose kernels are all cached. It

@@ -25,6 +25,7 @@
 #include "solder/Solder.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/raw_ostream.h"
+#include <nvtx3/nvToolsExt.h>
 #include <algorithm>
 #include <cstdint>
 #include <map>
@@ -977,6 +978,77 @@ Error ExecutionContext::runStepByStep(
   }
   I->FirstRunDone = true;
   return Error::success();
+}
+
+namespace {
+/// Events for one timed run of N steps, destroyed on scope exit.
+struct StepEvents {
+  std::vector<cudaEvent_t> E;
+  ~StepEvents() {
+    for (cudaEvent_t X : E)
+      cudaEventDestroy(X);
+  }
+};
+} // namespace
+
+Expected<std::vector<double>>
+ExecutionContext::timeSteps(cudaStream_t Stream, unsigned Runs, bool Nvtx) {
+  if (I->M->Backend != ExecutionBackend::Cuda)
+    return notOnReference("timeSteps");
+  if (Runs == 0)
+    return rtError("timeSteps needs at least one run");
+  cudaStream_t S = Stream ? Stream : I->Own;
+  size_t N = I->M->P.Steps.size();
+  StepEvents Ev;
+  for (size_t K = 0; K <= N; ++K) {
+    cudaEvent_t X;
+    SOLDER_CUDA_TRY(cudaEventCreate(&X), "cudaEventCreate");
+    Ev.E.push_back(X);
+  }
+  std::unique_lock<std::mutex> Lazy(lazyLoadMutex(), std::defer_lock);
+  if (!I->FirstRunDone)
+    Lazy.lock();
+  SOLDER_CUDA_TRY(cudaStreamSynchronize(S), "waiting for earlier work");
+  std::vector<std::vector<double>> Ms(N);
+  // Run 0 warms up (lazy loading, caches) and is not kept.
+  for (unsigned R = 0; R <= Runs; ++R) {
+    SOLDER_CUDA_TRY(cudaEventRecord(Ev.E[0], S), "cudaEventRecord");
+    for (size_t K = 0; K < N; ++K) {
+      if (Nvtx) {
+        const PlanStep &St = I->M->P.Steps[K];
+        std::string Name = "step " + std::to_string(K) +
+                           (St.GroupId >= 0
+                                ? " group " + std::to_string(St.GroupId)
+                                : std::string()) +
+                           ": " + St.Label;
+        nvtxRangePushA(Name.c_str());
+      }
+      Error E = I->enqueueSteps(S, K, K + 1);
+      if (Nvtx)
+        nvtxRangePop();
+      if (E)
+        return std::move(E);
+      SOLDER_CUDA_TRY(cudaEventRecord(Ev.E[K + 1], S), "cudaEventRecord");
+    }
+    SOLDER_CUDA_TRY(cudaEventSynchronize(Ev.E[N]), "running the steps");
+    I->FirstRunDone = true;
+    if (Lazy.owns_lock())
+      Lazy.unlock();
+    if (R == 0)
+      continue;
+    for (size_t K = 0; K < N; ++K) {
+      float T = 0;
+      SOLDER_CUDA_TRY(cudaEventElapsedTime(&T, Ev.E[K], Ev.E[K + 1]),
+                      "cudaEventElapsedTime");
+      Ms[K].push_back(T);
+    }
+  }
+  std::vector<double> Median(N);
+  for (size_t K = 0; K < N; ++K) {
+    std::sort(Ms[K].begin(), Ms[K].end());
+    Median[K] = Ms[K][Ms[K].size() / 2];
+  }
+  return Median;
 }
 
 Error ExecutionContext::readBuffer(const BufferRef &Ref, void *Host,

@@ -109,6 +109,31 @@ def check_live_input(ctx, inputs, out):
     x.mul_(-1.0)
 
 
+def check_rebinding(ctx, inputs, out):
+    """Repeated runs on the same tensors skip re-binding; another output
+    tensor, or an input changed in place to another storage, is bound."""
+    import torch
+    ctx.run(inputs, outputs=[out])
+    ctx.run(inputs, outputs=[out])  # the same tensors: the bound fast path
+    torch.cuda.synchronize()
+    ref = out.clone()
+    other = torch.zeros_like(out)
+    ctx.run(inputs, outputs=[other])
+    torch.cuda.synchronize()
+    check(torch.equal(other, ref), "a new output tensor is written (bound)")
+    x = next(iter(inputs.values()))
+    saved = x.clone()
+    x.set_(torch.neg(saved))  # same object, new storage
+    ctx.run(inputs, outputs=[out])
+    torch.cuda.synchronize()
+    check(not torch.equal(out, ref),
+          "an input given new storage in place is read from there")
+    x.set_(saved)
+    ctx.run(inputs, outputs=[out])
+    torch.cuda.synchronize()
+    check(torch.equal(out, ref), "and back: the original storage again")
+
+
 def check_side_stream(ctx, inputs, out):
     import torch
     side = torch.cuda.Stream()
@@ -197,6 +222,7 @@ def main():
         "resnet50", resnet, (torch.randn(1, 3, 224, 224),), ["input"],
         {"input": (1, 3, 224, 224)}, tol=1e-3)
     check_live_input(ctx, inputs, out)
+    check_rebinding(ctx, inputs, out)
     check_side_stream(ctx, inputs, out)
 
     if args.skip_bert:

@@ -249,6 +249,21 @@ TEST(CliTest, CudaBackendWithoutAGpuIsAClearError) {
       << R.Err;
 }
 
+TEST(CliTest, ProfileWithoutAGpuIsAClearError) {
+  // On the GPU machine gpu-test.sh profiles real models; here it must say
+  // why it cannot, and write no trace.
+  TempDir Tmp;
+  CliResult R = runSolder({"profile", dataPath("tiny_mlp.onnx"), "--shape",
+                           "N=1", "--trace", Tmp.path("t.json")});
+  if (R.Code == 0)
+    GTEST_SKIP() << "a GPU is present: the profile ran";
+  EXPECT_EQ(R.Code, 2);
+  EXPECT_TRUE(contains(R.Err, "error: no CUDA device") ||
+              contains(R.Err, "Unknown command"))
+      << R.Err;
+  EXPECT_FALSE(sys::fs::exists(Tmp.path("t.json")));
+}
+
 TEST(CliTest, DumpIr) {
   TempDir Tmp;
   CliResult R =
