@@ -323,9 +323,10 @@ def main():
                     top = sorted(prof["steps"], key=lambda x: -x["ms"])[:3]
                     row["profile_library_pct"] = lib
                     notes.append(
-                        f"{tag}: solder profile: steps launched one by one "
-                        f"{prof['steps_ms']:.3f} ms (graph "
-                        f"{prof['graph_ms']:.3f} ms); library calls "
+                        f"{tag}: solder profile: plan graph "
+                        f"{prof['graph_ms']:.3f} ms, steps timed in a graph "
+                        f"{prof['gpu_steps_ms']:.3f} ms, launched one by one "
+                        f"{prof['steps_ms']:.3f} ms; library calls "
                         f"{lib:.0f}% of step time, generated kernels "
                         f"{kinds.get('kernel', {}).get('pct', 0):.0f}%; "
                         "slowest: " + "; ".join(

@@ -235,14 +235,22 @@ public:
   llvm::Error runStepByStep(
       cudaStream_t Stream,
       llvm::function_ref<llvm::Error(size_t Step, bool After)> Observe);
-  /// Times every step: Runs runs, each launching the steps back to back on
-  /// Stream (no CUDA graph, as `solder bench --no-cuda-graph`) with a CUDA
-  /// event after each, after one untimed run. Returns each step's median
-  /// milliseconds (event to event: its GPU time, or its launch interval
-  /// when launching is the slower). With Nvtx, every step is an NVTX range
-  /// named by its label, so Nsight Systems shows it. For `solder profile`.
-  llvm::Expected<std::vector<double>> timeSteps(cudaStream_t Stream,
-                                                unsigned Runs, bool Nvtx);
+  /// How timeSteps runs the steps.
+  enum class StepTiming {
+    /// Launched back to back on the stream (no CUDA graph, as `solder bench
+    /// --no-cuda-graph`): a step's time is its GPU time, or its launch
+    /// interval when the host's launch cost is the larger.
+    Launched,
+    /// Captured with the events into one CUDA graph and replayed: each
+    /// step's GPU time as the plan's graph runs it.
+    InGraph,
+  };
+  /// Times every step: Runs runs with a CUDA event after each step, after
+  /// one untimed run; returns each step's median milliseconds. With Nvtx
+  /// (Launched), every step is an NVTX range named by its group and label,
+  /// so Nsight Systems shows it. For `solder profile`.
+  llvm::Expected<std::vector<double>>
+  timeSteps(cudaStream_t Stream, unsigned Runs, StepTiming Mode, bool Nvtx);
   /// Copies Bytes at Ref (any space: weights, arena, input, output) to
   /// Host, synchronously; meant for use inside Observe. Arena contents are
   /// those of the latest step that wrote them.

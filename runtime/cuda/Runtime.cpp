@@ -981,6 +981,17 @@ Error ExecutionContext::runStepByStep(
 }
 
 namespace {
+/// A captured graph and its executable, destroyed on scope exit.
+struct GraphHolder {
+  cudaGraph_t G = nullptr;
+  cudaGraphExec_t Exec = nullptr;
+  ~GraphHolder() {
+    if (Exec)
+      cudaGraphExecDestroy(Exec);
+    if (G)
+      cudaGraphDestroy(G);
+  }
+};
 /// Events for one timed run of N steps, destroyed on scope exit.
 struct StepEvents {
   std::vector<cudaEvent_t> E;
@@ -992,13 +1003,15 @@ struct StepEvents {
 } // namespace
 
 Expected<std::vector<double>>
-ExecutionContext::timeSteps(cudaStream_t Stream, unsigned Runs, bool Nvtx) {
+ExecutionContext::timeSteps(cudaStream_t Stream, unsigned Runs,
+                            StepTiming Mode, bool Nvtx) {
   if (I->M->Backend != ExecutionBackend::Cuda)
     return notOnReference("timeSteps");
   if (Runs == 0)
     return rtError("timeSteps needs at least one run");
   cudaStream_t S = Stream ? Stream : I->Own;
-  size_t N = I->M->P.Steps.size();
+  const std::vector<PlanStep> &Steps = I->M->P.Steps;
+  size_t N = Steps.size();
   StepEvents Ev;
   for (size_t K = 0; K <= N; ++K) {
     cudaEvent_t X;
@@ -1009,26 +1022,54 @@ ExecutionContext::timeSteps(cudaStream_t Stream, unsigned Runs, bool Nvtx) {
   if (!I->FirstRunDone)
     Lazy.lock();
   SOLDER_CUDA_TRY(cudaStreamSynchronize(S), "waiting for earlier work");
-  std::vector<std::vector<double>> Ms(N);
-  // Run 0 warms up (lazy loading, caches) and is not kept.
-  for (unsigned R = 0; R <= Runs; ++R) {
+  // Launches the steps with an event after each (also what is captured).
+  auto Enqueue = [&]() -> Error {
     SOLDER_CUDA_TRY(cudaEventRecord(Ev.E[0], S), "cudaEventRecord");
     for (size_t K = 0; K < N; ++K) {
-      if (Nvtx) {
-        const PlanStep &St = I->M->P.Steps[K];
+      bool Range = Nvtx && Mode == StepTiming::Launched;
+      if (Range) {
         std::string Name = "step " + std::to_string(K) +
-                           (St.GroupId >= 0
-                                ? " group " + std::to_string(St.GroupId)
+                           (Steps[K].GroupId >= 0
+                                ? " group " + std::to_string(Steps[K].GroupId)
                                 : std::string()) +
-                           ": " + St.Label;
+                           ": " + Steps[K].Label;
         nvtxRangePushA(Name.c_str());
       }
       Error E = I->enqueueSteps(S, K, K + 1);
-      if (Nvtx)
+      if (Range)
         nvtxRangePop();
       if (E)
-        return std::move(E);
+        return E;
       SOLDER_CUDA_TRY(cudaEventRecord(Ev.E[K + 1], S), "cudaEventRecord");
+    }
+    return Error::success();
+  };
+  GraphHolder Graph;
+  if (Mode == StepTiming::InGraph) {
+    // A first eager run loads what loads lazily; capture cannot.
+    if (Error E = I->enqueueSteps(S))
+      return std::move(E);
+    SOLDER_CUDA_TRY(cudaStreamSynchronize(S), "running the steps");
+    I->FirstRunDone = true;
+    SOLDER_CUDA_TRY(cudaStreamBeginCapture(S, cudaStreamCaptureModeThreadLocal),
+                    "cudaStreamBeginCapture");
+    Error E = Enqueue();
+    cudaGraph_t G = nullptr;
+    cudaError_t End = cudaStreamEndCapture(S, &G);
+    Graph.G = G;
+    if (E)
+      return std::move(E);
+    SOLDER_CUDA_TRY(End, "capturing the timed steps");
+    SOLDER_CUDA_TRY(cudaGraphInstantiate(&Graph.Exec, G, 0),
+                    "cudaGraphInstantiate");
+  }
+  std::vector<std::vector<double>> Ms(N);
+  // Run 0 warms up (lazy loading, caches) and is not kept.
+  for (unsigned R = 0; R <= Runs; ++R) {
+    if (Mode == StepTiming::InGraph) {
+      SOLDER_CUDA_TRY(cudaGraphLaunch(Graph.Exec, S), "cudaGraphLaunch");
+    } else if (Error E = Enqueue()) {
+      return std::move(E);
     }
     SOLDER_CUDA_TRY(cudaEventSynchronize(Ev.E[N]), "running the steps");
     I->FirstRunDone = true;

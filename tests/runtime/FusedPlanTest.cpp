@@ -181,7 +181,7 @@ TEST(FusedPlanTest, ConvGroupIsOneBiasActivationCall) {
                                 "(cudnnConvolutionBiasActivationForward)");
 }
 
-TEST(FusedPlanTest, UnfusedConvWithBiasKeepsThePlainCall) {
+TEST(FusedPlanTest, UnfusedConvTakesItsOwnBiasInTheCudnnCall) {
   auto G = parseOrFail(R"(graph "g" opset 17 {
   input %x : f32[1,2,5,5]
   const %w : f32[3,2,1,1] = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6]
@@ -193,12 +193,16 @@ TEST(FusedPlanTest, UnfusedConvWithBiasKeepsThePlainCall) {
   ASSERT_TRUE(G);
   Plan P = planOf(*G);
   ASSERT_EQ(P.Convs.size(), 1u);
-  EXPECT_FALSE(P.Convs[0].Fused);
-  // Conv, its bias kernel, the Relu kernel; the conv writes a temporary.
-  EXPECT_EQ(P.Steps.size(), 3u);
+  // The bias is part of the Conv op: cudnnConvolutionBiasActivationForward
+  // with the identity activation, no bias kernel. The Relu stays a kernel
+  // of its own (no group formed); the conv writes a temporary.
+  EXPECT_TRUE(P.Convs[0].Fused);
+  EXPECT_EQ(P.Convs[0].Act, ConvConfig::Activation::Identity);
+  EXPECT_FALSE(P.Convs[0].HasZ);
+  EXPECT_EQ(P.Steps.size(), 2u);
   EXPECT_EQ(P.Convs[0].Y.Space, BufferSpace::Arena);
   ASSERT_EQ(P.Groups.size(), 2u);
-  EXPECT_EQ(P.Groups[0].Steps, (std::vector<uint32_t>{0, 1}));
+  EXPECT_EQ(P.Groups[0].Steps, (std::vector<uint32_t>{0}));
 }
 
 TEST(FusedPlanTest, ConvReluWithoutBiasGetsZeroBias) {
