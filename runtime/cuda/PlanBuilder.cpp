@@ -595,12 +595,15 @@ Error Builder::addConv(const Node &N, bool Transpose,
   ConvValues CV{X, W, Y};
   // Inside a contraction group, bias, z and ReLU go into one
   // cudnnConvolutionBiasActivationForward (which needs a bias: zeros when
-  // the model has none). A Conv alone with its own bias takes the same call
-  // with the identity activation: the bias is part of the op (a separate
-  // bias kernel cost ResNet-50 fp16 b32 5% of its run).
+  // the model has none). Alone, a Conv keeps the plain call and the bias
+  // kernel, so --no-fusion runs every op by itself; except an NHWC one
+  // (fp16/bf16 plans), which takes the same call with the identity
+  // activation for its own bias: a separate bias kernel cost ResNet-50
+  // fp16 b32 5% of its run.
   bool Fused = !Transpose && T != DType::F64 &&
-               (Bv || (E && (E->Residual ||
-                             E->Activation != EpilogueActivation::None)));
+               ((E && (Bv || E->Residual ||
+                       E->Activation != EpilogueActivation::None)) ||
+                (Nhwc && Bv));
   if (Fused) {
     C.Fused = true;
     CV.Bias = Bv;

@@ -181,7 +181,7 @@ TEST(FusedPlanTest, ConvGroupIsOneBiasActivationCall) {
                                 "(cudnnConvolutionBiasActivationForward)");
 }
 
-TEST(FusedPlanTest, UnfusedConvTakesItsOwnBiasInTheCudnnCall) {
+TEST(FusedPlanTest, UnfusedConvWithBiasKeepsThePlainCall) {
   auto G = parseOrFail(R"(graph "g" opset 17 {
   input %x : f32[1,2,5,5]
   const %w : f32[3,2,1,1] = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6]
@@ -193,16 +193,12 @@ TEST(FusedPlanTest, UnfusedConvTakesItsOwnBiasInTheCudnnCall) {
   ASSERT_TRUE(G);
   Plan P = planOf(*G);
   ASSERT_EQ(P.Convs.size(), 1u);
-  // The bias is part of the Conv op: cudnnConvolutionBiasActivationForward
-  // with the identity activation, no bias kernel. The Relu stays a kernel
-  // of its own (no group formed); the conv writes a temporary.
-  EXPECT_TRUE(P.Convs[0].Fused);
-  EXPECT_EQ(P.Convs[0].Act, ConvConfig::Activation::Identity);
-  EXPECT_FALSE(P.Convs[0].HasZ);
-  EXPECT_EQ(P.Steps.size(), 2u);
+  EXPECT_FALSE(P.Convs[0].Fused);
+  // Conv, its bias kernel, the Relu kernel; the conv writes a temporary.
+  EXPECT_EQ(P.Steps.size(), 3u);
   EXPECT_EQ(P.Convs[0].Y.Space, BufferSpace::Arena);
   ASSERT_EQ(P.Groups.size(), 2u);
-  EXPECT_EQ(P.Groups[0].Steps, (std::vector<uint32_t>{0}));
+  EXPECT_EQ(P.Groups[0].Steps, (std::vector<uint32_t>{0, 1}));
 }
 
 TEST(FusedPlanTest, ConvReluWithoutBiasGetsZeroBias) {
@@ -379,3 +375,27 @@ TEST(FusedPlanTest, OlderPlanIsRefusedWithRecompile) {
 }
 
 #endif
+
+TEST(FusedPlanTest, NhwcConvTakesItsOwnBiasInTheCudnnCall) {
+  // Twin of UnfusedConvWithBiasKeepsThePlainCall in NHWC: the bias goes
+  // into cudnnConvolutionBiasActivationForward (identity activation), no
+  // bias kernel; the Relu stays a kernel of its own.
+  auto G = parseOrFail(R"(graph "g" opset 17 {
+  input %x : f16[1,5,5,2]
+  const %w : f16[3,1,1,2] = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6]
+  const %cb : f16[3] = [0.01, 0.02, 0.03]
+  %c = Conv(%x, %w, %cb) {layout = "NHWC"} : f16[1,5,5,3] @"conv"
+  %r = Relu(%c) : f16[1,5,5,3] @"relu"
+  output %r
+})");
+  ASSERT_TRUE(G);
+  Plan P = planOf(*G);
+  ASSERT_EQ(P.Convs.size(), 1u);
+  EXPECT_TRUE(P.Convs[0].Nhwc);
+  EXPECT_TRUE(P.Convs[0].Fused);
+  EXPECT_EQ(P.Convs[0].Act, ConvConfig::Activation::Identity);
+  // cuDNN's dims stay NCHW-ordered.
+  EXPECT_EQ(P.Convs[0].XDims, (std::vector<int64_t>{1, 2, 5, 5}));
+  EXPECT_EQ(P.Convs[0].WDims, (std::vector<int64_t>{3, 2, 1, 1}));
+  EXPECT_EQ(P.Steps.size(), 2u);
+}

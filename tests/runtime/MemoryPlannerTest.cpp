@@ -87,12 +87,11 @@ TEST(PlanBuilderTest, ViewsAliasTheirOperands) {
   Opts.Arch = "sm_90";
   llvm::Expected<Plan> P = buildPlan(*G, Opts);
   ASSERT_TRUE(bool(P)) << llvm::toString(P.takeError());
-  // Kernels: relu, exp, tanh (the conv's bias is in its cuDNN call);
-  // library: mm, gemm,
+  // Kernels: relu, exp, tanh + the conv bias helper; library: mm, gemm,
   // conv. The two views have no step.
   EXPECT_EQ(P->Gemms.size(), 2u);
   EXPECT_EQ(P->Convs.size(), 1u);
-  EXPECT_EQ(P->Steps.size(), 6u);
+  EXPECT_EQ(P->Steps.size(), 7u);
   EXPECT_EQ(findStep(*P, "view"), nullptr);
   EXPECT_EQ(findStep(*P, "flat"), nullptr);
   // relu writes what exp reads through the Reshape: the same buffer.
