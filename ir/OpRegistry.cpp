@@ -55,6 +55,11 @@ const AttrSpec LRNAttrs[] = {{"alpha", K::Float},
                              {"size", K::Int}};
 const AttrSpec ShapeAttrs[] = {{"start", K::Int}, {"end", K::Int}};
 const AttrSpec ConstantOfShapeAttrs[] = {{"value", K::Tensor}};
+const AttrSpec IsInfAttrs[] = {{"detect_negative", K::Int},
+                               {"detect_positive", K::Int}};
+const AttrSpec ModAttrs[] = {{"fmod", K::Int}};
+const AttrSpec CumSumAttrs[] = {{"exclusive", K::Int}, {"reverse", K::Int}};
+const AttrSpec TriluAttrs[] = {{"upper", K::Int}};
 const AttrSpec FusedGroupAttrs[] = {
     {"id", K::Int}, {"kind", K::String}, {"members", K::Strings}};
 
@@ -91,7 +96,25 @@ Extra extraFor(OpKind Op) {
   case OpKind::Abs:
   case OpKind::Floor:
   case OpKind::Ceil:
+  case OpKind::Round:
+  case OpKind::Sign:
+  case OpKind::Sin:
+  case OpKind::Cos:
+  case OpKind::Tan:
+  case OpKind::Asin:
+  case OpKind::Acos:
+  case OpKind::Atan:
+  case OpKind::Sinh:
+  case OpKind::Cosh:
+  case OpKind::Asinh:
+  case OpKind::Acosh:
+  case OpKind::Atanh:
+  case OpKind::Mish:
     return {none(), sameAsFirst};
+  case OpKind::IsNaN:
+    return {none(), floatPredicate};
+  case OpKind::IsInf:
+    return {specs(IsInfAttrs), floatPredicate};
   case OpKind::LeakyRelu:
   case OpKind::Elu:
     return {specs(AlphaAttrs), sameAsFirst};
@@ -116,6 +139,8 @@ Extra extraFor(OpKind Op) {
   case OpKind::Max:
   case OpKind::Min:
     return {none(), broadcastArith};
+  case OpKind::Mod:
+    return {specs(ModAttrs), mod};
   case OpKind::PRelu:
   case OpKind::Clip:
     return {none(), clipLike};
@@ -162,6 +187,8 @@ Extra extraFor(OpKind Op) {
     return {none(), tile};
   case OpKind::Pad:
     return {specs(PadAttrs), pad};
+  case OpKind::Trilu:
+    return {specs(TriluAttrs), trilu};
   case OpKind::ReduceMean:
   case OpKind::ReduceSum:
   case OpKind::ReduceMax:
@@ -196,6 +223,8 @@ Extra extraFor(OpKind Op) {
     return {specs(ConstantOfShapeAttrs), constantOfShape};
   case OpKind::Range:
     return {none(), range};
+  case OpKind::CumSum:
+    return {specs(CumSumAttrs), cumSum};
   case OpKind::FusedGroup:
     return {specs(FusedGroupAttrs), fusedGroup};
   }

@@ -38,7 +38,7 @@ struct OpInfo {
   /// A loop-fused kernel can compute an element of the result from
   /// elements of the operands at composed coordinates (elementwise and
   /// broadcast ops, views, Transpose, Expand, Slice, Concat, Gather). Ops
-  /// without it (Pad, Tile, Split, GatherElements/ND) run alone.
+  /// without it (Pad, Tile, Split, GatherElements/ND, Trilu) run alone.
   bool ComposableIndexing;
 };
 

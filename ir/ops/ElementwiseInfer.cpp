@@ -2,6 +2,7 @@
 //------===//
 #include "ir/ops/InferFunctions.h"
 #include "ir/ops/InferUtils.h"
+#include "llvm/ADT/STLExtras.h"
 
 namespace solder {
 namespace infer {
@@ -33,6 +34,14 @@ llvm::Error logicalNot(InferContext &C) {
   if (C.operandType(0).Elem != DType::Bool)
     return C.error("expects a bool operand");
   C.setResultType(0, C.operandType(0));
+  return llvm::Error::success();
+}
+
+llvm::Error floatPredicate(InferContext &C) {
+  const TensorType &X = C.operandType(0);
+  if (!isFloat(X.Elem))
+    return C.error("expects a float operand, got " + dtypeName(X.Elem));
+  C.setResultType(0, TensorType(DType::Bool, X.Dims));
   return llvm::Error::success();
 }
 
@@ -78,6 +87,14 @@ llvm::Error broadcastArith(InferContext &C) {
   }
   C.setResultType(0, TensorType(C.operandType(0).Elem, Out));
   return llvm::Error::success();
+}
+
+llvm::Error mod(InferContext &C) {
+  // ONNX leaves fmod = 0 (the divisor's sign) undefined for floats.
+  DType T = C.operandType(0).Elem;
+  if (isFloat(T) && C.attrs().getInt("fmod", 0) != 1)
+    return C.error("fmod must be 1 for " + dtypeName(T) + " operands");
+  return broadcastArith(C);
 }
 
 llvm::Error broadcastCompare(InferContext &C) {
@@ -129,6 +146,45 @@ llvm::Error clipLike(InferContext &C) {
   }
   if (C.node().kind() == OpKind::BatchNormalization && X.rank() < 2)
     return C.error("input must have rank >= 2, got " + typeToString(X));
+  C.setResultType(0, X);
+  return llvm::Error::success();
+}
+
+/// Checks that operand I, when present, is an integer scalar (rank 0, or
+/// one element) of one of the dtypes in Allowed.
+static llvm::Error checkIntScalar(InferContext &C, unsigned I, const char *What,
+                                  std::initializer_list<DType> Allowed) {
+  if (!C.hasOperand(I))
+    return llvm::Error::success();
+  const TensorType &T = C.operandType(I);
+  bool TypeOk = llvm::is_contained(Allowed, T.Elem);
+  bool ShapeOk = T.rank() == 0 || (T.rank() == 1 && T.Dims[0] == Dim(1));
+  if (!TypeOk || !ShapeOk)
+    return C.error(llvm::Twine(What) + " must be an integer scalar, got " +
+                   typeToString(T));
+  return llvm::Error::success();
+}
+
+llvm::Error cumSum(InferContext &C) {
+  const TensorType &X = C.operandType(0);
+  if (X.rank() == 0)
+    return C.error("input must have rank >= 1");
+  if (auto E = checkIntScalar(C, 1, "axis", {DType::I32, DType::I64}))
+    return E;
+  if (auto Axis = constInts(C, 1))
+    if (!normalizeAxis((*Axis)[0], X.rank()))
+      return C.error("axis " + llvm::Twine((*Axis)[0]) +
+                     " is out of range for rank " + llvm::Twine(X.rank()));
+  C.setResultType(0, X);
+  return llvm::Error::success();
+}
+
+llvm::Error trilu(InferContext &C) {
+  const TensorType &X = C.operandType(0);
+  if (X.rank() < 2)
+    return C.error("input must have rank >= 2, got " + typeToString(X));
+  if (auto E = checkIntScalar(C, 1, "k", {DType::I64}))
+    return E;
   C.setResultType(0, X);
   return llvm::Error::success();
 }

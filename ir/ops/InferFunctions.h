@@ -18,11 +18,15 @@ llvm::Error sameAsFirst(InferContext &C);
 llvm::Error cast(InferContext &C);
 llvm::Error dropout(InferContext &C);
 llvm::Error logicalNot(InferContext &C);
+llvm::Error floatPredicate(InferContext &C); // IsNaN, IsInf: bool result
+llvm::Error mod(InferContext &C);
 llvm::Error broadcastArith(InferContext &C);
 llvm::Error broadcastCompare(InferContext &C);
 llvm::Error broadcastLogical(InferContext &C);
 llvm::Error where(InferContext &C);
 llvm::Error clipLike(InferContext &C); // result = operand 0, rest scalars
+llvm::Error cumSum(InferContext &C);
+llvm::Error trilu(InferContext &C);
 
 // DataMovementInfer.cpp
 llvm::Error reshape(InferContext &C);

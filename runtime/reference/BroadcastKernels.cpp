@@ -1,13 +1,14 @@
 //===- BroadcastKernels.cpp - Broadcasting elementwise reference kernels --===//
 //
 // Reference kernels of the elementwise ops with numpy broadcasting:
-// arithmetic, Pow, PRelu, Clip, the variadic Sum/Max/Min, comparisons, the
+// arithmetic, Pow, Mod, PRelu, Clip, the variadic Sum/Max/Min, comparisons, the
 // logical ops, Where, and inference BatchNormalization.
 //
 // Integer arithmetic wraps in two's complement like numpy (computed in
 // unsigned types, so no undefined behaviour); integer Div truncates toward
 // zero (ONNX's reference computes a / b in floating point and casts back)
-// and gives 0 for a zero divisor. Max/Min propagate NaN like np.maximum.
+// and gives 0 for a zero divisor; integer Mod by zero is an error. Max/Min
+// propagate NaN like np.maximum.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/reference/KernelUtils.h"
@@ -55,6 +56,24 @@ template <typename C> static C divOp(C A, C B) {
     return C(A / B);
   } else {
     return A / B;
+  }
+}
+/// ONNX Mod: C's fmod (the dividend's sign) with Fmod, else Python's %
+/// (the divisor's sign). Integer divisors are never 0 here (evalMod checks).
+template <typename C> static C modOp(C A, C B, bool Fmod) {
+  if constexpr (std::is_integral_v<C>) {
+    assert(B != 0 && "checked by evalMod");
+    if constexpr (std::is_signed_v<C>)
+      if (B == C(-1)) // INT_MIN % -1 overflows; the remainder is 0
+        return C(0);
+    C R = C(A % B);
+    if constexpr (std::is_signed_v<C>)
+      if (!Fmod && R != 0 && (R < 0) != (B < 0))
+        R = C(R + B); // |R| < |B| and opposite signs: no overflow
+    return R;
+  } else {
+    assert(Fmod && "float Mod requires fmod = 1 (shape inference)");
+    return std::fmod(A, B);
   }
 }
 template <typename C> static C maxOp(C A, C B) {
@@ -230,6 +249,24 @@ llvm::Error evalPow(KernelContext &Ctx) {
       return llvm::Error::success();
     });
   });
+}
+
+llvm::Error evalMod(KernelContext &Ctx) {
+  const Tensor *A, *B;
+  if (auto E = getSameTypePair(Ctx, A, B))
+    return E;
+  bool Fmod = Ctx.attrs().getInt("fmod", 0) != 0;
+  if (isFloat(A->dtype()) && !Fmod)
+    return Ctx.error("fmod must be 1 for " + dtypeName(A->dtype()) +
+                     " operands");
+  // Every divisor element is used unless the result is empty.
+  if (isInteger(B->dtype()) && A->numElements() > 0)
+    for (int64_t I = 0, E = B->numElements(); I < E; ++I)
+      if (B->getInt64(I) == 0)
+        return Ctx.error("integer division by zero (divisor element " +
+                         llvm::Twine(I) + ")");
+  return binaryKernel<dtypes::Numeric>(
+      Ctx, [Fmod](auto X, auto Y) { return modOp(X, Y, Fmod); });
 }
 
 llvm::Error evalPRelu(KernelContext &Ctx) {

@@ -1,7 +1,8 @@
 //===- ElementwiseKernels.cpp - Unary elementwise reference kernels -------===//
 //
 // Reference kernels of the one-operand elementwise ops (activations, math
-// functions, Not) and of inference-mode Dropout. Each kernel is a generic
+// and trigonometric functions, rounding, Sign, Not, the IsNaN/IsInf
+// predicates) and of inference-mode Dropout. Each kernel is a generic
 // lambda over the op's compute type: float for f32/f16/bf16 (16-bit results
 // are rounded once per element, as numpy does), double for f64, the integer
 // type itself for integer ops.
@@ -195,6 +196,107 @@ llvm::Error evalFloor(KernelContext &Ctx) {
 
 llvm::Error evalCeil(KernelContext &Ctx) {
   return floatKernel(Ctx, [](auto X) { return std::ceil(X); });
+}
+
+llvm::Error evalRound(KernelContext &Ctx) {
+  // Halves go to the even neighbour (numpy.round): std::nearbyint in the
+  // default rounding mode, which the reference never changes.
+  return floatKernel(Ctx, [](auto X) { return std::nearbyint(X); });
+}
+
+llvm::Error evalSign(KernelContext &Ctx) {
+  return unaryKernel<dtypes::Numeric>(Ctx, [](auto X) {
+    using C = decltype(X);
+    if (X > C(0))
+      return C(1);
+    if constexpr (std::is_signed_v<C>)
+      if (X < C(0))
+        return C(-1);
+    // +-0 gives +0 (numpy.sign); NaN stays NaN.
+    return X == C(0) ? C(0) : X;
+  });
+}
+
+llvm::Error evalSin(KernelContext &Ctx) {
+  return floatKernel(Ctx, [](auto X) { return std::sin(X); });
+}
+
+llvm::Error evalCos(KernelContext &Ctx) {
+  return floatKernel(Ctx, [](auto X) { return std::cos(X); });
+}
+
+llvm::Error evalTan(KernelContext &Ctx) {
+  return floatKernel(Ctx, [](auto X) { return std::tan(X); });
+}
+
+llvm::Error evalAsin(KernelContext &Ctx) {
+  return floatKernel(Ctx, [](auto X) { return std::asin(X); });
+}
+
+llvm::Error evalAcos(KernelContext &Ctx) {
+  return floatKernel(Ctx, [](auto X) { return std::acos(X); });
+}
+
+llvm::Error evalAtan(KernelContext &Ctx) {
+  return floatKernel(Ctx, [](auto X) { return std::atan(X); });
+}
+
+llvm::Error evalSinh(KernelContext &Ctx) {
+  return floatKernel(Ctx, [](auto X) { return std::sinh(X); });
+}
+
+llvm::Error evalCosh(KernelContext &Ctx) {
+  return floatKernel(Ctx, [](auto X) { return std::cosh(X); });
+}
+
+llvm::Error evalAsinh(KernelContext &Ctx) {
+  return floatKernel(Ctx, [](auto X) { return std::asinh(X); });
+}
+
+llvm::Error evalAcosh(KernelContext &Ctx) {
+  return floatKernel(Ctx, [](auto X) { return std::acosh(X); });
+}
+
+llvm::Error evalAtanh(KernelContext &Ctx) {
+  return floatKernel(Ctx, [](auto X) { return std::atanh(X); });
+}
+
+llvm::Error evalMish(KernelContext &Ctx) {
+  return floatKernel(Ctx, [](auto X) {
+    using C = decltype(X);
+    // x * tanh(softplus(x)), softplus as in evalSoftplus (no overflow).
+    C Sp = X > C(0) ? X + std::log1p(std::exp(-X)) : std::log1p(std::exp(X));
+    return X * std::tanh(Sp);
+  });
+}
+
+/// Y = Pred(X) as bools, for float X.
+template <typename Fn>
+static llvm::Error floatPredicateKernel(KernelContext &Ctx, Fn &&Pred) {
+  auto XOr = requireOperand(Ctx, 0);
+  if (!XOr)
+    return XOr.takeError();
+  const Tensor &X = **XOr;
+  return visitDType<dtypes::Float>(Ctx, X.dtype(), [&](auto Tag) {
+    using Tr = TraitsOf<decltype(Tag)>;
+    using S = typename Tr::Storage;
+    Tensor Y(DType::Bool, X.dims());
+    mapUnary(X.data<S>(), Y.mutableData<uint8_t>(), X.numElements(),
+             [&](S V) { return uint8_t(Pred(Tr::load(V)) ? 1 : 0); });
+    Ctx.Results[0] = std::move(Y);
+    return llvm::Error::success();
+  });
+}
+
+llvm::Error evalIsNaN(KernelContext &Ctx) {
+  return floatPredicateKernel(Ctx, [](auto X) { return std::isnan(X); });
+}
+
+llvm::Error evalIsInf(KernelContext &Ctx) {
+  bool Neg = Ctx.attrs().getInt("detect_negative", 1) != 0;
+  bool Pos = Ctx.attrs().getInt("detect_positive", 1) != 0;
+  return floatPredicateKernel(
+      Ctx, [Neg, Pos](auto X) { return std::isinf(X) && (X > 0 ? Pos : Neg); });
 }
 
 llvm::Error evalNot(KernelContext &Ctx) {

@@ -230,10 +230,13 @@ def onnx_suite():
     wrong[1, 0] = 2.5
     write_test("onnx_suite", "test_relu_wrong", relu, [("x", x)],
                [("y", wrong)])
-    sign = simple_graph([helper.make_node("Sign", ["x"], ["y"], name="sign")],
-                        [f32("x", [2, 3])], [f32("y", [2, 3])], name="sign")
-    write_test("onnx_suite", "test_unsupported_op", sign, [("x", x)],
-               [("y", np.sign(x))])
+    # An op solder does not implement (Hardmax: one-hot of the row maximum).
+    hardmax = simple_graph(
+        [helper.make_node("Hardmax", ["x"], ["y"], name="hardmax")],
+        [f32("x", [2, 3])], [f32("y", [2, 3])], name="hardmax")
+    onehot = np.eye(3, dtype=np.float32)[np.argmax(x, axis=1)]
+    write_test("onnx_suite", "test_unsupported_op", hardmax, [("x", x)],
+               [("y", onehot)])
     # Opset-6 Add with the legacy `broadcast`/`axis` attributes: b [3] is
     # aligned with dim 1 of a [2,3,4], which numpy broadcasting rejects.
     add = helper.make_model(
