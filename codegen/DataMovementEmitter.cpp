@@ -6,10 +6,11 @@
 // Transpose, Expand and Slice are affine: out[i] = in[base + sum c_d * s_d]
 // with baked (possibly negative or zero) strides. Concat and Split pick the
 // operand along the axis with a baked if-chain; Gather, GatherElements,
-// GatherND, Pad and Tile compute source coordinates per dim.
+// GatherND, Pad and Tile compute source coordinates per dim; Trilu keeps
+// or zeroes each element by its row and column.
 // ConstantOfShape, Range and Shape fill from baked values.
 //
-// Shape-like operands (Slice's starts, Pad's pads, Tile's repeats...) must
+// Shape-like operands (Slice's starts, Pad's pads, Trilu's k...) must
 // be constants: their values are baked into the kernel.
 //
 //===----------------------------------------------------------------------===//
@@ -21,16 +22,6 @@ namespace solder {
 namespace codegen {
 
 namespace {
-
-/// The int64 values of constant operand I, or an error naming the node.
-llvm::Expected<llvm::SmallVector<int64_t, 8>>
-constInts(const Node &N, unsigned I, const char *What) {
-  const Value *V = N.operand(I);
-  if (!V || !V->constant())
-    return nodeError(N, llvm::Twine(What) +
-                            " must be a constant for code generation");
-  return V->constant()->toInt64Vector();
-}
 
 /// out[i] = in[affine offset of i]; Strides over Y's dims, Base added.
 llvm::Error emitAffineCopy(KernelBuilder &B, const Value *X, const Value *Y,
@@ -463,6 +454,40 @@ llvm::Error emitTile(KernelBuilder &B) {
   return llvm::Error::success();
 }
 
+llvm::Error emitTrilu(KernelBuilder &B) {
+  const Node &N = B.node();
+  const Value *X = N.operand(0), *Y = N.result(0);
+  Dims XD = dimsOf(X);
+  if (XD.size() < 2)
+    return nodeError(N, "input must have rank >= 2");
+  int64_t K = 0;
+  if (N.operand(1)) {
+    auto KV = constInts(N, 1, "k");
+    if (!KV)
+      return KV.takeError();
+    if (KV->size() != 1)
+      return nodeError(N, "k must be a scalar");
+    K = (*KV)[0];
+  }
+  bool Upper = N.attrs().getInt("upper", 1) != 0;
+  // Size-0 matrices run no iteration; 1 keeps the printed % and / valid.
+  int64_t Rows = std::max<int64_t>(XD[XD.size() - 2], 1);
+  int64_t Cols = std::max<int64_t>(XD.back(), 1);
+  // c - r lies in [1 - Rows, Cols - 1], so clamping k to [-Rows, Cols]
+  // changes no comparison and keeps it within the index type.
+  K = std::clamp<int64_t>(K, -Rows, Cols);
+  std::string Out = B.addOutput(Y);
+  std::string In = B.addInput(X);
+  auto Kernel = B.beginKernel();
+  auto Loop = B.gridStrideLoop("i", numElementsOf(XD));
+  std::string C = B.let("c", "i % " + B.lit(Cols));
+  std::string R = B.let("r", "(i / " + B.lit(Cols) + ") % " + B.lit(Rows));
+  B.p().line(Out + "[i] = " + C + " - " + R + (Upper ? " >= " : " <= ") +
+             B.lit(K) + " ? " + In + "[i] : " + storageLiteral(Y->dtype(), 0) +
+             ";");
+  return llvm::Error::success();
+}
+
 llvm::Error emitConstantOfShape(KernelBuilder &B) {
   const Node &N = B.node();
   const Value *Y = N.result(0);
@@ -549,6 +574,8 @@ llvm::Error emitDataMovement(KernelBuilder &B) {
     return emitPad(B);
   case OpKind::Tile:
     return emitTile(B);
+  case OpKind::Trilu:
+    return emitTrilu(B);
   case OpKind::ConstantOfShape:
     return emitConstantOfShape(B);
   case OpKind::Range:

@@ -99,6 +99,11 @@ std::vector<std::string> emitOffsets(KernelBuilder &B, llvm::StringRef Var,
 std::vector<std::string> emitCoords(KernelBuilder &B, llvm::StringRef Var,
                                     llvm::ArrayRef<int64_t> Shape);
 
+/// The int64 values of constant operand I of N, or an error naming the
+/// node and What ("starts", "axis") when it is absent or not a constant.
+llvm::Expected<llvm::SmallVector<int64_t, 8>>
+constInts(const Node &N, unsigned I, const char *What);
+
 /// A constant scalar operand as a compute-type literal, when it can be
 /// represented exactly.
 std::optional<std::string> scalarLiteral(const Value *V);
@@ -160,6 +165,7 @@ llvm::Error emitElementwise(KernelBuilder &B);
 llvm::Error emitReduction(KernelBuilder &B);
 llvm::Error emitDataMovement(KernelBuilder &B);
 llvm::Error emitPool(KernelBuilder &B);
+llvm::Error emitCumSum(KernelBuilder &B);
 
 /// The kernel of a FusedGroup node of kind reduction
 /// (FusedReductionEmitter.cpp).

@@ -3,7 +3,9 @@
 // The rule table below is the only place that knows how an elementwise op
 // is spelled in CUDA. A rule applies to a set of compute classes; the first
 // matching rule of an op wins, so a dtype-specific override is listed
-// before the generic rule. Template placeholders:
+// before the generic rule. Ops with modes (Gelu's approximate, Mod's fmod,
+// IsInf's detect_*) pick their rules through a variant string. Template
+// placeholders:
 //   $0..$9   operands              $T   the compute type ("float"...)
 //   $F       "f" for float, "" for double (expf vs exp)
 //   $alpha $beta $gamma $eps       attributes, baked as exact literals
@@ -109,6 +111,32 @@ const ExprRule Rules[] = {
   {OpKind::Abs, CUInt, "", "$0"},
   {OpKind::Floor, CFP, "", "floor$F($0)"},
   {OpKind::Ceil, CFP, "", "ceil$F($0)"},
+  // Round halves to even: rint in the default rounding mode.
+  {OpKind::Round, CFP, "", "rint$F($0)"},
+  // +-0 gives +0 and NaN stays NaN (numpy.sign).
+  {OpKind::Sign, CSigned, "",
+   "$0 > ($T)0 ? ($T)1 : ($0 < ($T)0 ? ($T)-1 : ($0 == ($T)0 ? ($T)0 : $0))"},
+  {OpKind::Sign, CUInt, "", "$0 > ($T)0 ? ($T)1 : ($T)0"},
+  {OpKind::Sin, CFP, "", "sin$F($0)"},
+  {OpKind::Cos, CFP, "", "cos$F($0)"},
+  {OpKind::Tan, CFP, "", "tan$F($0)"},
+  {OpKind::Asin, CFP, "", "asin$F($0)"},
+  {OpKind::Acos, CFP, "", "acos$F($0)"},
+  {OpKind::Atan, CFP, "", "atan$F($0)"},
+  {OpKind::Sinh, CFP, "", "sinh$F($0)"},
+  {OpKind::Cosh, CFP, "", "cosh$F($0)"},
+  {OpKind::Asinh, CFP, "", "asinh$F($0)"},
+  {OpKind::Acosh, CFP, "", "acosh$F($0)"},
+  {OpKind::Atanh, CFP, "", "atanh$F($0)"},
+  // x * tanh(softplus(x)), softplus written as in the Softplus rule.
+  {OpKind::Mish, CFP, "",
+   "$0 * tanh$F($0 > ($T)0 ? $0 + log1p$F(exp$F(-$0)) : log1p$F(exp$F($0)))"},
+  // IsInf's variant says which infinities it detects.
+  {OpKind::IsNaN, CFP, "", "isnan($0)"},
+  {OpKind::IsInf, CFP, "both", "isinf($0)"},
+  {OpKind::IsInf, CFP, "positive", "isinf($0) && $0 > ($T)0"},
+  {OpKind::IsInf, CFP, "negative", "isinf($0) && $0 < ($T)0"},
+  {OpKind::IsInf, CFP, "none", "false"},
   {OpKind::Not, CBool, "", "!$0"},
   // Arithmetic with broadcasting.
   {OpKind::Add, CNum, "", "$0 + $1"},
@@ -117,6 +145,19 @@ const ExprRule Rules[] = {
   {OpKind::Div, CNum, "", "$0 / $1"},
   {OpKind::Pow, CFP, "", "pow$F($0, ($T)$1)"},
   {OpKind::Pow, CInt, "", "($T)pow((double)$0, (double)$1)"},
+  // Mod: the variant is "fmod" (C's sign of the dividend) or "" (Python's
+  // sign of the divisor; integers only). A zero integer divisor gives 0
+  // (the reference executor refuses it; a kernel cannot report it), and so
+  // does -1, whose remainder is 0 but whose INT_MIN % -1 overflows.
+  {OpKind::Mod, CFP, "fmod", "fmod$F($0, $1)"},
+  {OpKind::Mod, CSInt, "fmod",
+   "$1 == ($T)0 || $1 == ($T)-1 ? ($T)0 : $0 % $1"},
+  {OpKind::Mod, CSInt, "",
+   "$1 == ($T)0 || $1 == ($T)-1 ? ($T)0 : "
+   "($0 % $1 != ($T)0 && ($0 % $1 < ($T)0) != ($1 < ($T)0) "
+   "? $0 % $1 + $1 : $0 % $1)"},
+  {OpKind::Mod, CUInt, "fmod", "$1 == ($T)0 ? ($T)0 : $0 % $1"},
+  {OpKind::Mod, CUInt, "", "$1 == ($T)0 ? ($T)0 : $0 % $1"},
   {OpKind::Sum, CNum, "", "$0 + $1"},
   {OpKind::Max, CFP, "", "fmax$F($0, $1)"},
   {OpKind::Max, CInt, "", "max($0, $1)"},
@@ -143,9 +184,20 @@ bool isVariadicFold(OpKind Op) {
 }
 
 std::string variantOf(const Node &N) {
-  if (N.kind() == OpKind::Gelu)
-    return N.attrs().getString("approximate", "none");
-  return "";
+  const AttrMap &A = N.attrs();
+  switch (N.kind()) {
+  case OpKind::Gelu:
+    return A.getString("approximate", "none");
+  case OpKind::Mod:
+    return A.getInt("fmod", 0) ? "fmod" : "";
+  case OpKind::IsInf: {
+    bool Neg = A.getInt("detect_negative", 1),
+         Pos = A.getInt("detect_positive", 1);
+    return Neg && Pos ? "both" : Pos ? "positive" : Neg ? "negative" : "none";
+  }
+  default:
+    return "";
+  }
 }
 
 const ExprRule *findRule(OpKind Op, DType T, llvm::StringRef Variant) {

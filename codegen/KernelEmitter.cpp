@@ -102,6 +102,15 @@ llvm::Error nodeError(const Node &N, const llvm::Twine &Msg) {
   return makeError(N.describe() + ": " + Msg);
 }
 
+llvm::Expected<llvm::SmallVector<int64_t, 8>>
+constInts(const Node &N, unsigned I, const char *What) {
+  const Value *V = N.operand(I);
+  if (!V || !V->constant())
+    return nodeError(N, llvm::Twine(What) +
+                            " must be a constant for code generation");
+  return V->constant()->toInt64Vector();
+}
+
 //===----------------------------------------------------------------------===//
 // KernelBuilder
 //===----------------------------------------------------------------------===//
@@ -406,6 +415,9 @@ emitKernel(const Node &N, const CodegenOptions &Opts, KernelNamer &Names) {
   case OpKind::GlobalMaxPool:
   case OpKind::LRN:
     E = emitPool(B);
+    break;
+  case OpKind::CumSum:
+    E = emitCumSum(B);
     break;
   default:
     switch (getOpInfo(N.kind()).Fusion) {

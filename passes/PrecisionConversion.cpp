@@ -30,6 +30,13 @@ const PrecisionRule Policy[] = {
     {OpKind::ReduceSum, true,
      "a sum over a long row leaves fp16's range (4096 values of 20): results "
      "stay fp32"},
+    {OpKind::Sinh, true,
+     "sinh(x) leaves fp16's range above |x| = 11.8: results stay fp32"},
+    {OpKind::Cosh, true,
+     "cosh(x) leaves fp16's range above |x| = 11.8: results stay fp32"},
+    {OpKind::CumSum, true,
+     "running sums over a long axis leave fp16's range, as ReduceSum's do: "
+     "results stay fp32"},
     {OpKind::Softmax, false,
      "computed in fp32 inside its kernel (max, exp, sum); the probabilities "
      "are stored reduced"},

@@ -156,6 +156,54 @@ TEST(ExprTable, UnsupportedDTypeNamesTheNode) {
   EXPECT_TRUE(hasExprRule(OpKind::And, DType::Bool));
 }
 
+/// The expression of a one-node graph Op(%x[, %y]) {Attrs} on dtype T.
+std::string exprFor(const std::string &Op, const std::string &T,
+                    const std::string &Attrs = "", bool Binary = false) {
+  std::string Text = "graph \"g\" opset 21 {\n input %x : " + T + "[4]\n";
+  if (Binary)
+    Text += " input %y : " + T + "[4]\n";
+  Text += " %z = " + Op + (Binary ? "(%x, %y)" : "(%x)") +
+          (Attrs.empty() ? "" : " {" + Attrs + "}") + "\n output %z\n}";
+  return exprOf(Text);
+}
+
+TEST(ExprTable, RoundSignAndTrigonometry) {
+  EXPECT_EQ(exprFor("Round", "f32"), "(rintf(a))");
+  EXPECT_EQ(exprFor("Round", "f64"), "(rint(a))");
+  EXPECT_EQ(exprFor("Acosh", "f16"), "(acoshf(a))");
+  EXPECT_EQ(exprFor("Sign", "u8"), "(a > (int)0 ? (int)1 : (int)0)");
+  EXPECT_EQ(exprFor("Sign", "f32"),
+            "(a > (float)0 ? (float)1 : (a < (float)0 ? (float)-1 : "
+            "(a == (float)0 ? (float)0 : a)))");
+  EXPECT_NE(exprFor("Round", "i32").find("does not support Round on i32"),
+            std::string::npos);
+}
+
+TEST(ExprTable, IsInfDetectsWhatItsAttributesSay) {
+  EXPECT_EQ(exprFor("IsInf", "f32"), "(isinf(a))");
+  EXPECT_EQ(exprFor("IsInf", "f32", "detect_negative = 0"),
+            "(isinf(a) && a > (float)0)");
+  EXPECT_EQ(exprFor("IsInf", "f64", "detect_positive = 0"),
+            "(isinf(a) && a < (double)0)");
+  EXPECT_EQ(exprFor("IsInf", "f32", "detect_negative = 0, detect_positive = 0"),
+            "(false)");
+  EXPECT_EQ(exprFor("IsNaN", "bf16"), "(isnan(a))");
+}
+
+TEST(ExprTable, ModPerModeAndDType) {
+  EXPECT_EQ(exprFor("Mod", "f32", "fmod = 1", true), "(fmodf(a, b))");
+  EXPECT_EQ(exprFor("Mod", "f64", "fmod = 1", true), "(fmod(a, b))");
+  EXPECT_EQ(exprFor("Mod", "i64", "fmod = 1", true),
+            "(b == (long long)0 || b == (long long)-1 ? (long long)0 : a % b)");
+  EXPECT_EQ(exprFor("Mod", "u32", "", true),
+            "(b == (unsigned int)0 ? (unsigned int)0 : a % b)");
+  // Python's sign rule adds the divisor to a remainder of the other sign.
+  std::string Py = exprFor("Mod", "i8", "", true);
+  EXPECT_NE(Py.find("(a % b < (int)0) != (b < (int)0) ? a % b + b : a % b"),
+            std::string::npos)
+      << Py;
+}
+
 TEST(ExprTable, CastConversions) {
   EXPECT_EQ(castToStorage(DType::F32, DType::F16, "v"), "__float2half_rn((v))");
   EXPECT_EQ(castToStorage(DType::F64, DType::BF16, "v"),
