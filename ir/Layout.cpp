@@ -31,6 +31,15 @@ llvm::Error checkLayout(const Node &N, unsigned Rank, bool &Nhwc) {
   return llvm::Error::success();
 }
 
+llvm::SmallVector<int64_t, 6> transposePerm(const Node &N, unsigned Rank) {
+  std::vector<int64_t> P = N.attrs().getInts("perm", {});
+  llvm::SmallVector<int64_t, 6> Perm(P.begin(), P.end());
+  if (Perm.empty())
+    for (unsigned I = 0; I < Rank; ++I)
+      Perm.push_back(Rank - 1 - I);
+  return Perm;
+}
+
 llvm::SmallVector<int64_t, 6> invertPerm(llvm::ArrayRef<int64_t> Perm) {
   llvm::SmallVector<int64_t, 6> Inv(Perm.size());
   for (size_t I = 0; I < Perm.size(); ++I)

@@ -40,6 +40,9 @@ unsigned channelAxis(const Node &N);
 /// or "NHWC" with rank 4. Sets Nhwc.
 llvm::Error checkLayout(const Node &N, unsigned Rank, bool &Nhwc);
 
+/// The perm of Transpose node N whose operand has rank Rank (ONNX's
+/// default when the attribute is absent: the dims reversed).
+llvm::SmallVector<int64_t, 6> transposePerm(const Node &N, unsigned Rank);
 /// Dims as ONNX Transpose permutes them: Out[I] = In[Perm[I]].
 template <typename T>
 llvm::SmallVector<T, 6> permuteDims(llvm::ArrayRef<T> In,

@@ -1,5 +1,6 @@
 //===- StridedView.cpp - Tensors as strided views of a buffer -------------===//
 #include "ir/StridedView.h"
+#include "ir/Layout.h"
 #include <algorithm>
 #include <numeric>
 
@@ -18,15 +19,6 @@ int64_t product(ArrayRef<int64_t> D) {
 bool isReshapeLike(OpKind K) {
   return K == OpKind::Reshape || K == OpKind::Flatten || K == OpKind::Squeeze ||
          K == OpKind::Unsqueeze;
-}
-
-SmallVector<int64_t, 6> transposePerm(const Node &N, unsigned Rank) {
-  std::vector<int64_t> P = N.attrs().getInts("perm", {});
-  SmallVector<int64_t, 6> Perm(P.begin(), P.end());
-  if (Perm.empty())
-    for (unsigned I = 0; I < Rank; ++I)
-      Perm.push_back(Rank - 1 - I);
-  return Perm;
 }
 
 bool validPerm(ArrayRef<int64_t> Perm, unsigned Rank) {

@@ -11,14 +11,9 @@ namespace {
 
 using Perm = llvm::SmallVector<int64_t, 6>;
 
-/// The perm of a Transpose node (ONNX default: reversed dims).
-Perm transposePerm(const Node &T) {
-  std::vector<int64_t> P = T.attrs().getInts("perm");
-  Perm Out(P.begin(), P.end());
-  if (Out.empty())
-    for (unsigned I = T.operand(0)->type().rank(); I-- > 0;)
-      Out.push_back(I);
-  return Out;
+/// The perm of Transpose node T.
+Perm permOf(const Node &T) {
+  return transposePerm(T, T.operand(0)->type().rank());
 }
 
 /// The Transpose producing V, or null.
@@ -116,7 +111,7 @@ public:
       if (!X->type().isStatic())
         continue;
       auto D = X->type().staticDims();
-      Perm P = transposePerm(*T), Kept;
+      Perm P = permOf(*T), Kept;
       for (int64_t A : P)
         if (D[A] != 1)
           Kept.push_back(A);
@@ -179,7 +174,7 @@ private:
     if (!T || N.numOperands() < 2 || !N.operand(1) ||
         !N.operand(1)->isConstant())
       return false;
-    Perm P = transposePerm(*T);
+    Perm P = permOf(*T);
     int64_t Rank = P.size();
     llvm::SmallVector<bool, 6> Reduced(Rank, false);
     for (int64_t A : N.operand(1)->constant()->toInt64Vector()) {
@@ -268,7 +263,7 @@ private:
     Node *Inner = transposeOf(N.operand(0));
     if (!Inner)
       return false;
-    Perm P = composePerms(transposePerm(*Inner), transposePerm(N));
+    Perm P = composePerms(permOf(*Inner), permOf(N));
     Value *Src = Inner->operand(0);
     Value *Out = Src;
     if (!isIdentityPerm(P)) {
@@ -294,7 +289,7 @@ private:
       if (!O)
         continue;
       if (Node *T = transposeOf(O)) {
-        Perm Q = transposePerm(*T);
+        Perm Q = permOf(*T);
         if (Q.size() != Rank || (P && *P != Q))
           return std::nullopt;
         P = Q;
@@ -365,7 +360,7 @@ private:
   Value *nhwcSource(const Node &N) {
     Node *T = transposeOf(N.operand(0));
     if (!T || N.operand(0)->type().rank() != 4 ||
-        transposePerm(*T) != Perm(std::begin(ToNchwPerm), std::end(ToNchwPerm)))
+        permOf(*T) != Perm(std::begin(ToNchwPerm), std::end(ToNchwPerm)))
       return nullptr;
     return T->operand(0);
   }
