@@ -121,6 +121,17 @@ llvm::Error writeAtomically(const std::string &Path, llvm::StringRef Data) {
   return llvm::Error::success();
 }
 
+/// LLVM installs its signal handlers, and with them an alternate signal
+/// stack of its own heap memory, on whichever thread first asks for a file
+/// to be removed on a signal. Asking on the calling thread before the workers
+/// start keeps that stack off them: AddressSanitizer's thread teardown
+/// unmaps a thread's alternate stack and aborts on one it did not map.
+void registerSignalHandlersOnThisThread(const std::string &CacheDir) {
+  std::string Probe = CacheDir + "/.solder-signal-probe";
+  llvm::sys::RemoveFileOnSignal(Probe);
+  llvm::sys::DontRemoveFileOnSignal(Probe);
+}
+
 /// Writes a failing kernel's source where the user can open it.
 std::string saveFailingSource(const GeneratedKernel &K,
                               const NvrtcOptions &Opts) {
@@ -324,6 +335,8 @@ compileKernels(llvm::ArrayRef<GeneratedKernel> Kernels,
                             : std::max(1u, std::thread::hardware_concurrency());
   NumThreads = std::min<unsigned>(NumThreads, Work.size());
   std::vector<std::thread> Pool;
+  if (NumThreads > 1 && !CacheDir.empty())
+    registerSignalHandlersOnThisThread(CacheDir);
   for (unsigned T = 1; T < NumThreads; ++T)
     Pool.emplace_back(Worker);
   Worker();
