@@ -1,33 +1,30 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets of fuzz/ with clang (into build-fuzz/,
-# everything instrumented with ASan + UBSan + coverage, assertions on) and
-# runs each for SECONDS (default 60), one after the other; prints the
-# executions and crashes of every target and exits 1 if any crashed.
+# Builds the libFuzzer targets of fuzz/ into the instrumented `asan` build
+# (tools/build.sh asan: clang, ASan + UBSan + coverage, assertions on; the
+# sanitizer test run uses the same folder) and runs each for SECONDS
+# (default 60); prints the executions and crashes of every target and
+# exits 1 if any crashed.
 #
 # Usage: tools/fuzz.sh [SECONDS] [TARGET...]
 #   SECONDS 0: build, then only replay the seeds and regressions once.
 #   TARGET: onnx_import plan_file ir_parser npy tensor_proto (default all)
-# Environment: SOLDER_FUZZ_DIR (build folder, default build-fuzz),
+# Environment: SOLDER_FUZZ_DIR (build folder, default build-asan),
 #   SOLDER_FUZZ_JOBS (build jobs, default nproc), SOLDER_FUZZ_PARALLEL
 #   (targets run at once, default 1), SOLDER_FUZZ_ARGS (extra libFuzzer
 #   flags).
 #
 # Seeds come from fuzz/corpus/<target>/ (never written); new inputs go to
-# build-fuzz/corpus/<target>/, crashing ones to build-fuzz/crashes/<target>/.
+# build-asan/corpus/<target>/, crashing ones to build-asan/crashes/<target>/.
 # A crash, once fixed, goes to fuzz/regressions/<target>/ (replayed here
 # first, and by the solder_fuzz_tests unit test in every build).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECS=${1:-60}
 shift || true
-DIR=${SOLDER_FUZZ_DIR:-build-fuzz}
-CLANG=${CLANG:-clang-14}
-CLANGXX=${CLANGXX:-clang++-14}
-GEN=""
-if command -v ninja >/dev/null; then GEN="-G Ninja"; fi
-CC=$CLANG CXX=$CLANGXX cmake -S . -B "$DIR" $GEN -DSOLDER_FUZZ=ON \
-  -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -gline-tables-only" \
-  -DCMAKE_C_FLAGS_DEBUG="-O1 -gline-tables-only" >/dev/null
+DIR=${SOLDER_FUZZ_DIR:-build-asan}
+# Configure only (the target list below depends on what CMake found).
+SOLDER_BUILD_JOBS=${SOLDER_FUZZ_JOBS:-$(nproc)} tools/build.sh asan "$DIR" \
+  help >/dev/null
 TARGETS=("$@")
 if [ ${#TARGETS[@]} -eq 0 ]; then
   TARGETS=(onnx_import plan_file ir_parser npy tensor_proto)
@@ -37,8 +34,8 @@ if [ ${#TARGETS[@]} -eq 0 ]; then
     TARGETS=(onnx_import ir_parser npy tensor_proto)
   fi
 fi
-cmake --build "$DIR" -j"${SOLDER_FUZZ_JOBS:-$(nproc)}" \
-  --target "${TARGETS[@]/#/fuzz_}"
+SOLDER_BUILD_JOBS=${SOLDER_FUZZ_JOBS:-$(nproc)} tools/build.sh asan "$DIR" \
+  "${TARGETS[@]/#/fuzz_}"
 
 # Leaks are reported (an ONNX model that leaks on an error path is a bug);
 # an allocation above 2 GiB is reported as a finding too.
