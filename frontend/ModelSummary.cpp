@@ -166,8 +166,10 @@ static ValueSummary valueSummary(const onnx::ValueInfoProto &V) {
   if (V.type().has_tensor_type() && V.type().tensor_type().has_shape()) {
     const auto &Shape = V.type().tensor_type().shape();
     S.Rank = Shape.dim_size();
-    for (const auto &D : Shape.dim())
+    for (const auto &D : Shape.dim()) {
       S.StaticDims.push_back(D.has_dim_value() ? D.dim_value() : -1);
+      S.DimSymbols.push_back(D.has_dim_param() ? D.dim_param() : "");
+    }
   }
   return S;
 }

@@ -32,6 +32,8 @@ struct ValueSummary {
   int Rank = -1;
   /// Per dim: the static size, or -1 for a symbolic or unknown dim.
   std::vector<int64_t> StaticDims;
+  /// Per dim: the symbol of a symbolic dim, else "".
+  std::vector<std::string> DimSymbols;
 };
 
 struct ModelSummary {

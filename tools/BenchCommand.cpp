@@ -106,6 +106,7 @@ static Error bench(json::Object &Out) {
     return E;
   Opts.NoFusion = BenchFusion.noFusion();
   Opts.DisabledFusions = BenchFusion.disabledFusions();
+  Opts.DefaultDimNotes = &BenchVerbosity.notes();
   std::unique_ptr<PhaseDisplay> Display = BenchVerbosity.makeDisplay();
   BenchVerbosity.apply(Opts, *Display);
   if (Error E = applyLimits(BenchLimits, Opts))

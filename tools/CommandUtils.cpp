@@ -96,6 +96,44 @@ Expected<ImportOptions> parseShapeArgs(ArrayRef<std::string> Args,
   return Opts;
 }
 
+void bindUnboundDimsToOne(const ModelSummary &Model, ImportOptions &Opts,
+                          raw_ostream &Notes) {
+  for (const ValueSummary &In : Model.Inputs) {
+    if (In.Rank < 0 || Opts.InputShapes.count(In.Name))
+      continue;
+    std::vector<int64_t> Dims;
+    bool Defaulted = false;
+    for (int I = 0; I < In.Rank; ++I) {
+      if (In.StaticDims[I] >= 0) {
+        Dims.push_back(In.StaticDims[I]);
+        continue;
+      }
+      const std::string &Sym = In.DimSymbols[I];
+      auto Bound =
+          Sym.empty() ? Opts.SymbolSizes.end() : Opts.SymbolSizes.find(Sym);
+      if (Bound != Opts.SymbolSizes.end()) {
+        Dims.push_back(Bound->second);
+        continue;
+      }
+      Dims.push_back(1);
+      Defaulted = true;
+      if (!Sym.empty()) {
+        // One note per symbol; every input that shares it agrees.
+        Opts.SymbolSizes[Sym] = 1;
+        Notes << formatv("note: dim symbol '{0}' (input '{1}' dim {2}) is "
+                         "not given: using 1; give it with --shape {0}=SIZE\n",
+                         Sym, In.Name, I);
+      } else {
+        Notes << formatv("note: input '{0}' dim {1} is dynamic and not "
+                         "given: using 1; give it with --shape {0}=DIMS\n",
+                         In.Name, I);
+      }
+    }
+    if (Defaulted)
+      Opts.InputShapes[In.Name] = std::move(Dims);
+  }
+}
+
 Error checkPassNames(ArrayRef<std::string> Names) {
   std::vector<std::string> Known = pipelinePassNames();
   for (const std::string &N : Names)
@@ -217,8 +255,7 @@ Error PrecisionFlags::apply(Precision &P, bool &ComputeIo,
     return C.takeError();
   std::optional<ConvLayout> Lay = parseConvLayout(Layout);
   if (!Lay)
-    return usageError("--layout '" + Layout +
-                      "': expected auto, nchw or nhwc");
+    return usageError("--layout '" + Layout + "': expected auto, nchw or nhwc");
   P = *Prec;
   ComputeIo = *C;
   L = *Lay;

@@ -13,6 +13,7 @@
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Error.h"
+#include "llvm/Support/raw_ostream.h"
 #include <string>
 #include <vector>
 
@@ -44,6 +45,14 @@ llvm::Expected<std::vector<int64_t>> parseDims(llvm::StringRef Text);
 /// (VALUE is one size).
 llvm::Expected<ImportOptions> parseShapeArgs(llvm::ArrayRef<std::string> Args,
                                              const ModelSummary &Model);
+
+/// For the commands that run a model (run, bench, profile, compare): every
+/// dynamic input dim that neither --shape nor an input file sized becomes 1,
+/// as trtexec does, sequence dims included, with one note per symbol or dim
+/// on Notes. `compile` and the dump commands keep asking instead: a plan is
+/// kept, and a shape guessed into it would be a silent surprise.
+void bindUnboundDimsToOne(const ModelSummary &Model, ImportOptions &Opts,
+                          llvm::raw_ostream &Notes);
 
 /// Checks every name is a pipeline pass.
 llvm::Error checkPassNames(llvm::ArrayRef<std::string> Names);

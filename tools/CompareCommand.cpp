@@ -383,7 +383,9 @@ static int runCompare() {
   Opts.Shapes.assign(CmpShapes.begin(), CmpShapes.end());
   StringMap<Tensor> Given;
   for (StringRef Arg : CmpInputs) {
-    auto [Name, File] = Arg.split('=');
+    // Not a structured binding: clang 14 cannot capture one in a lambda.
+    StringRef Name, File;
+    std::tie(Name, File) = Arg.split('=');
     if (Name.empty() || File.empty())
       return reportError("--input '" + Arg + "': expected NAME=FILE");
     Expected<Tensor> T = readTensorFile(File);
@@ -418,6 +420,7 @@ static int runCompare() {
   if (Error E = applyLimits(CmpLimits, Opts))
     return reportError(std::move(E));
   Opts.PerturbGroupId = CmpPerturb;
+  Opts.DefaultDimNotes = &CmpVerbosity.notes();
   std::unique_ptr<PhaseDisplay> Display = CmpVerbosity.makeDisplay();
   CmpVerbosity.apply(Opts, *Display);
   Expected<CompiledOnnxModel> Fused = compileOnnxModel(CmpModel, Opts);

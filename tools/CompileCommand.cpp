@@ -90,6 +90,8 @@ Expected<CompiledOnnxModel> compileOnnxModel(StringRef Path,
   Expected<ImportOptions> IO = parseShapeArgs(Opts.Shapes, *Summary);
   if (!IO)
     return IO.takeError();
+  if (Opts.DefaultDimNotes)
+    bindUnboundDimsToOne(*Summary, *IO, *Opts.DefaultDimNotes);
   if (Opts.OnPhase)
     Opts.OnPhase("import", false);
   Expected<std::unique_ptr<Graph>> G = importOnnxFile(Path, *IO);

@@ -48,6 +48,10 @@ struct ModelLoadOptions {
   /// --max-constant-bytes, --max-tensor-bytes (LimitFlags::apply).
   size_t MaxConstantBytes = DefaultMaxConstantBytes;
   uint64_t MaxTensorBytes = DefaultMaxTensorBytes;
+  /// Non-null (run, bench, profile, compare): dynamic input dims that no
+  /// --shape binds become 1, with a note here (bindUnboundDimsToOne). Null
+  /// (compile, dump-kernels): they are an error.
+  llvm::raw_ostream *DefaultDimNotes = nullptr;
   /// Progress lines (stderr when it is a terminal), or null.
   llvm::raw_ostream *Progress = nullptr;
   /// Phase notifications (import, compile and load phases); may be empty.

@@ -6,14 +6,15 @@
 // runs it: the table's "gpu ms", percentages and roofline), and launched
 // back to back (their sum is the run time of `solder bench
 // --no-cuda-graph`: the host's launch cost of each step shows there). The
-// plan's own graph replay is timed too, as the total a user gets. Each step gets its FLOPs and bytes moved (library calls from their
-// configuration; a generated kernel from its group's operands and results,
-// when the kernel is the group's only step), achieved TFLOP/s and GB/s, and
-// the share of its roofline bound, max(FLOPs / peak FLOP/s, bytes / peak
-// bandwidth), with the peaks computed from the device (currentGpuPeaks).
-// Also: a summary by step kind, the ten slowest steps, --json, and --trace
-// FILE, a Chrome/Perfetto trace of one run laid out from the medians. Every
-// step is an NVTX range while it is timed (Nsight Systems shows its label).
+// plan's own graph replay is timed too, as the total a user gets. Each step
+// gets its FLOPs and bytes moved (library calls from their configuration; a
+// generated kernel from its group's operands and results, when the kernel is
+// the group's only step), achieved TFLOP/s and GB/s, and the share of its
+// roofline bound, max(FLOPs / peak FLOP/s, bytes / peak bandwidth), with the
+// peaks computed from the device (currentGpuPeaks). Also: a summary by step
+// kind, the ten slowest steps, --json, and --trace FILE, a Chrome/Perfetto
+// trace of one run laid out from the medians. Every step is an NVTX range while
+// it is timed (Nsight Systems shows its label).
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/cuda/CudaSupport.h"
@@ -125,8 +126,8 @@ StepCost stepCost(const Plan &P, size_t K,
     double A = M * Kd * (G.StrideA || G.pointerArrays() ? Batches : 1);
     double B = Kd * N * (G.StrideB || G.pointerArrays() ? Batches : 1);
     double D = M * N * Batches;
-    double Extra = (G.CFrom != GemmConfig::CSource::None ? D : 0) +
-                   (G.hasBias() ? M : 0);
+    double Extra =
+        (G.CFrom != GemmConfig::CSource::None ? D : 0) + (G.hasBias() ? M : 0);
     C.Bytes = (A + B + D + Extra) * E;
     C.M = mathOf(G.Elem, G.AllowTF32);
     return C;
@@ -138,10 +139,10 @@ StepCost stepCost(const Plan &P, size_t K,
     // multiply-add per filter tap of its group.
     double Per = product(ArrayRef<int64_t>(V.WDims).drop_front());
     C.Flops = 2 * (V.Transpose ? product(V.XDims) : product(V.YDims)) * Per;
-    C.Bytes = (product(V.XDims) + product(V.WDims) + product(V.YDims) +
-               (V.HasZ ? product(V.YDims) : 0) +
-               (V.Fused ? double(V.YDims[1]) : 0)) *
-              E;
+    C.Bytes =
+        (product(V.XDims) + product(V.WDims) + product(V.YDims) +
+         (V.HasZ ? product(V.YDims) : 0) + (V.Fused ? double(V.YDims[1]) : 0)) *
+        E;
     C.M = mathOf(V.Elem, V.AllowTF32);
     return C;
   }
@@ -195,8 +196,8 @@ struct ProfileResources {
 } // namespace
 
 /// Median milliseconds of Runs graph replays.
-static Expected<double> timeGraphRuns(ExecutionContext &C,
-                                      ProfileResources &R, unsigned Runs) {
+static Expected<double> timeGraphRuns(ExecutionContext &C, ProfileResources &R,
+                                      unsigned Runs) {
   C.setUseCudaGraph(true);
   for (int I = 0; I < 3; ++I)
     if (Error E = C.run(R.Stream))
@@ -232,6 +233,7 @@ static Error profile(json::Object &Out) {
     return E;
   Opts.NoFusion = ProfileFusion.noFusion();
   Opts.DisabledFusions = ProfileFusion.disabledFusions();
+  Opts.DefaultDimNotes = &ProfileVerbosity.notes();
   std::unique_ptr<PhaseDisplay> Display = ProfileVerbosity.makeDisplay();
   ProfileVerbosity.apply(Opts, *Display);
   if (Error E = applyLimits(ProfileLimits, Opts))
@@ -264,9 +266,9 @@ static Error profile(json::Object &Out) {
   Expected<double> GraphMs = timeGraphRuns(C, R, ProfileRuns);
   if (!GraphMs)
     return GraphMs.takeError();
-  Expected<std::vector<double>> LaunchedMs = C.timeSteps(
-      R.Stream, ProfileRuns, ExecutionContext::StepTiming::Launched,
-      /*Nvtx=*/true);
+  Expected<std::vector<double>> LaunchedMs =
+      C.timeSteps(R.Stream, ProfileRuns, ExecutionContext::StepTiming::Launched,
+                  /*Nvtx=*/true);
   if (!LaunchedMs)
     return LaunchedMs.takeError();
   // GPU time per step as the graph runs it; the launched figures stand in
@@ -347,10 +349,11 @@ static Error profile(json::Object &Out) {
   }
   json::Array Kinds;
   for (auto &[Name, V] : ByKind)
-    Kinds.push_back(json::Object{{"kind", Name},
-                                 {"steps", int64_t(V.first)},
-                                 {"ms", V.second},
-                                 {"pct", Sum > 0 ? 100.0 * V.second / Sum : 0}});
+    Kinds.push_back(
+        json::Object{{"kind", Name},
+                     {"steps", int64_t(V.first)},
+                     {"ms", V.second},
+                     {"pct", Sum > 0 ? 100.0 * V.second / Sum : 0}});
   Out["model"] = std::string(ProfileModel);
   Out["gpu"] = Peaks->Name;
   Out["arch"] = Peaks->Arch;
@@ -368,9 +371,9 @@ static Error profile(json::Object &Out) {
   Out["by_kind"] = std::move(Kinds);
   if (!ProfileTrace.empty()) {
     std::string Text =
-        formatv("{0}", json::Value(json::Object{
-                           {"traceEvents", std::move(Trace)},
-                           {"displayTimeUnit", "ms"}}))
+        formatv("{0}",
+                json::Value(json::Object{{"traceEvents", std::move(Trace)},
+                                         {"displayTimeUnit", "ms"}}))
             .str();
     if (Error E = writeFileAtomically(ProfileTrace, Text))
       return E;
@@ -406,8 +409,8 @@ int runProfileCommand() {
                     "timed inside a graph sum to {1:F3} ms (gpu ms below), "
                     "launched one by one to {2:F3} ms (launch ms); medians "
                     "of {3} runs\n",
-                    *Out.getNumber("graph_ms"), Sum,
-                    *Out.getNumber("steps_ms"), *Out.getInteger("runs"));
+                    *Out.getNumber("graph_ms"), Sum, *Out.getNumber("steps_ms"),
+                    *Out.getInteger("runs"));
   if (auto Why = Out.getString("graph_timing_failure"))
     outs() << "note: the steps could not be timed in a graph (" << *Why
            << "): gpu ms are the launched times\n";
@@ -421,23 +424,22 @@ int runProfileCommand() {
     const json::Object &J = *V.getAsObject();
     double Ms = *J.getNumber("ms");
     std::string Lib = J.getString("library")->str();
-    outs() << formatv("{0,4}  {1,5}  {2,-8}  {3,8:F4}  {4,8:F4}  {5,5:F1}  "
-                      "{6,8}  {7,9}  {8,8}  {9,7}  {10,5}  {11}{12}\n",
-                      *J.getInteger("index"), *J.getInteger("group"),
-                      *J.getString("kind"), Ms, *J.getNumber("launched_ms"),
-                      Sum > 0 ? 100 * Ms / Sum : 0,
-                      J.getNumber("flops") && *J.getNumber("flops") > 0
-                          ? formatv("{0:F3}", *J.getNumber("flops") * 1e-9).str()
-                          : std::string("-"),
-                      J.getNumber("bytes")
-                          ? formatv("{0:F3}", *J.getNumber("bytes") * 1e-6).str()
-                          : std::string("-"),
-                      J.getNumber("flops") && *J.getNumber("flops") > 0
-                          ? fmt(J, "tflops", "{0:F1}")
-                          : std::string("-"),
-                      fmt(J, "gb_per_s", "{0:F0}"),
-                      fmt(J, "roofline_pct", "{0:F0}"), *J.getString("label"),
-                      Lib.empty() ? "" : "  [" + Lib + "]");
+    outs() << formatv(
+        "{0,4}  {1,5}  {2,-8}  {3,8:F4}  {4,8:F4}  {5,5:F1}  "
+        "{6,8}  {7,9}  {8,8}  {9,7}  {10,5}  {11}{12}\n",
+        *J.getInteger("index"), *J.getInteger("group"), *J.getString("kind"),
+        Ms, *J.getNumber("launched_ms"), Sum > 0 ? 100 * Ms / Sum : 0,
+        J.getNumber("flops") && *J.getNumber("flops") > 0
+            ? formatv("{0:F3}", *J.getNumber("flops") * 1e-9).str()
+            : std::string("-"),
+        J.getNumber("bytes")
+            ? formatv("{0:F3}", *J.getNumber("bytes") * 1e-6).str()
+            : std::string("-"),
+        J.getNumber("flops") && *J.getNumber("flops") > 0
+            ? fmt(J, "tflops", "{0:F1}")
+            : std::string("-"),
+        fmt(J, "gb_per_s", "{0:F0}"), fmt(J, "roofline_pct", "{0:F0}"),
+        *J.getString("label"), Lib.empty() ? "" : "  [" + Lib + "]");
   }
   outs() << "\nby kind:\n";
   for (const json::Value &V : *Out.getArray("by_kind")) {

@@ -165,7 +165,9 @@ static int runPlanCommand() {
     return reportError(M.takeError());
   StringMap<Tensor> Given;
   for (StringRef Arg : RunInputs) {
-    auto [Name, File] = Arg.split('=');
+    // Not a structured binding: clang 14 cannot capture one in a lambda.
+    StringRef Name, File;
+    std::tie(Name, File) = Arg.split('=');
     if (Name.empty() || File.empty())
       return reportError("--input '" + Arg + "': expected NAME=FILE");
     if ((*M)->inputIndex(Name) < 0)
@@ -244,7 +246,9 @@ int runRunCommand() {
   // model's symbolic dims.
   StringMap<Tensor> Given;
   for (StringRef Arg : RunInputs) {
-    auto [Name, File] = Arg.split('=');
+    // Not a structured binding: clang 14 cannot capture one in a lambda.
+    StringRef Name, File;
+    std::tie(Name, File) = Arg.split('=');
     if (Name.empty() || File.empty())
       return reportError("--input '" + Arg + "': expected NAME=FILE");
     if (llvm::none_of(Summary->Inputs,
@@ -259,6 +263,7 @@ int runRunCommand() {
           std::vector<int64_t>(T->dims().begin(), T->dims().end());
     Given[Name] = std::move(*T);
   }
+  bindUnboundDimsToOne(*Summary, *Opts, RunVerbosity.notes());
 
   std::unique_ptr<PhaseDisplay> Display = RunVerbosity.makeDisplay();
   Display->begin("import");

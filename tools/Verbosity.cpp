@@ -13,8 +13,7 @@ namespace solder {
 static constexpr std::chrono::milliseconds DrawAfter(1000);
 static constexpr std::chrono::milliseconds Redraw(200);
 
-PhaseDisplay::PhaseDisplay(bool Live, bool Timings)
-    : Live(Live), Timings(Timings) {
+PhaseDisplay::PhaseDisplay(bool Live, bool Timings) : Timings(Timings) {
   if (Live)
     Ticker = std::thread([this] { tick(); });
 }

@@ -16,6 +16,7 @@
 
 #include "solder/Solder.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/raw_ostream.h"
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
@@ -45,7 +46,7 @@ private:
   void tick();
   void clearLine();
 
-  bool Live, Timings;
+  bool Timings;
   std::mutex M;
   std::condition_variable Wake;
   std::thread Ticker;
@@ -62,6 +63,10 @@ public:
   VerbosityFlags(llvm::cl::SubCommand &Sub, llvm::cl::OptionCategory &Cat);
   bool quiet() const { return Quiet; }
   bool verbose() const { return Verbose && !Quiet; }
+  /// Where notes go: stderr, or nowhere with --quiet.
+  llvm::raw_ostream &notes() const {
+    return Quiet ? llvm::nulls() : llvm::errs();
+  }
   /// Progress lines (stderr on a terminal) unless --quiet.
   llvm::raw_ostream *progressStream() const;
   /// Sets Opts.Progress and Opts.OnPhase to report through Display.

@@ -145,10 +145,26 @@ TEST(CliTest, BadUsageExitsWithTwo) {
   CliResult NoData = runSolder({"run", dataPath("tiny_mlp.onnx")});
   EXPECT_EQ(NoData.Code, 2);
   EXPECT_TRUE(contains(NoData.Err, "no data for input(s) x")) << NoData.Err;
-  CliResult Unbound =
+}
+
+TEST(CliTest, RunBindsUnboundDimsToOneWithANote) {
+  CliResult R =
       runSolder({"run", dataPath("tiny_mlp.onnx"), "--random-inputs"});
-  EXPECT_EQ(Unbound.Code, 2);
-  EXPECT_TRUE(contains(Unbound.Err, "symbol 'N'")) << Unbound.Err;
+  ASSERT_EQ(R.Code, 0) << R.Err;
+  EXPECT_TRUE(contains(R.Out, "y: f32[1,3]")) << R.Out;
+  EXPECT_TRUE(contains(R.Err, "note: dim symbol 'N' (input 'x' dim 0) is not "
+                              "given: using 1; give it with --shape N=SIZE"))
+      << R.Err;
+  CliResult Quiet = runSolder(
+      {"run", dataPath("tiny_mlp.onnx"), "--random-inputs", "--quiet"});
+  ASSERT_EQ(Quiet.Code, 0) << Quiet.Err;
+  EXPECT_FALSE(contains(Quiet.Err, "note:")) << Quiet.Err;
+  // A dim that --shape binds takes no default and no note.
+  CliResult Bound = runSolder(
+      {"run", dataPath("tiny_mlp.onnx"), "--random-inputs", "--shape", "N=2"});
+  ASSERT_EQ(Bound.Code, 0) << Bound.Err;
+  EXPECT_TRUE(contains(Bound.Out, "y: f32[2,3]")) << Bound.Out;
+  EXPECT_FALSE(contains(Bound.Err, "note:")) << Bound.Err;
 }
 
 TEST(CliTest, InspectTinyMlp) {
@@ -515,6 +531,20 @@ TEST(CliFusion, NoFusionAndDisableFusionReachThePipeline) {
 bool haveGpuCommands() {
   CliResult R = runSolder({"compare", "--help"});
   return R.Code == 0;
+}
+
+TEST(CliTest, CompileKeepsAskingForUnboundDims) {
+  if (!haveGpuCommands())
+    GTEST_SKIP() << "built without the CUDA toolkit";
+  TempDir Tmp;
+  CliResult R = runSolder({"compile", dataPath("tiny_mlp.onnx"), "-o",
+                           Tmp.path("m.plan"), "--arch", "sm_90"},
+                          /*OpensNvrtc=*/true);
+  EXPECT_EQ(R.Code, 2);
+  EXPECT_TRUE(contains(R.Err, "input 'x' has type f32[N,4]")) << R.Err;
+  EXPECT_TRUE(contains(R.Err, "--shape")) << R.Err;
+  EXPECT_FALSE(contains(R.Err, "using 1")) << R.Err;
+  EXPECT_FALSE(llvm::sys::fs::exists(Tmp.path("m.plan")));
 }
 
 TEST(CliFusion, CompileFusionReportJson) {
