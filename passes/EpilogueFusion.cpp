@@ -47,6 +47,68 @@ std::optional<std::string> cannotExtend(const FusionState &State, const Node &U,
   return std::nullopt;
 }
 
+/// When V has several users that meet again in one node, as in SiLU
+/// exported as x * sigmoid(x):
+///
+///      V -------------+
+///      |              |
+///   Sigmoid(V) --> Mul(V, s)        (the join)
+///
+/// the nodes from V's users up to and including that join, producers
+/// first; empty when they do not meet within a few single-use links, or a
+/// node on the way cannot extend the chain (Why says which). Every use of
+/// V and of the values on the way is then inside the group, so outlining
+/// it cannot create a cycle.
+std::vector<Node *> reconvergingUsers(const Graph &G, const FusionState &State,
+                                      const Value *V, std::string &Why) {
+  constexpr unsigned MaxLinks = 8;
+  if (G.isOutput(V))
+    return {};
+  std::vector<Node *> Users;
+  for (const Use &U : V->uses())
+    if (!llvm::is_contained(Users, U.User))
+      Users.push_back(U.User);
+  if (Users.size() < 2 || Users.size() > 4)
+    return {};
+  // Each user's walk along single-use links.
+  std::vector<std::vector<Node *>> Walks;
+  for (Node *U : Users) {
+    std::vector<Node *> Walk = {U};
+    while (Walk.size() < MaxLinks && Walk.back()->numResults() == 1)
+      if (Node *Next = soleUser(G, Walk.back()->result(0)))
+        Walk.push_back(Next);
+      else
+        break;
+    Walks.push_back(std::move(Walk));
+  }
+  // The join: the first node of the first walk that every walk reaches.
+  Node *Join = nullptr;
+  for (Node *N : Walks.front())
+    if (llvm::all_of(Walks, [&](const std::vector<Node *> &W) {
+          return llvm::is_contained(W, N);
+        })) {
+      Join = N;
+      break;
+    }
+  if (!Join)
+    return {};
+  std::vector<Node *> Members;
+  for (const std::vector<Node *> &W : Walks)
+    for (Node *N : W) {
+      if (N == Join)
+        break;
+      if (!llvm::is_contained(Members, N))
+        Members.push_back(N);
+    }
+  Members.push_back(Join);
+  for (Node *N : Members)
+    if (auto Reason = cannotExtend(State, *N, V)) {
+      Why = *Reason;
+      return {};
+    }
+  return Members;
+}
+
 /// The layout ops a matmul operand X is read through: the longest chain
 /// of single-use strided-view ops ending in X that forms a view of its
 /// source (outermost first).
@@ -123,6 +185,18 @@ bool readsNonConstant(const Node &U, const Value *V) {
   });
 }
 
+/// Whether a node of Nodes (V's users and what they feed) reads a value
+/// that is neither V, a constant, nor computed by Nodes: a residual, which
+/// a row reduction downstream would rather take as its prologue.
+bool readsOutside(llvm::ArrayRef<Node *> Nodes, const Value *V) {
+  return llvm::any_of(Nodes, [&](const Node *N) {
+    return llvm::any_of(N->operands(), [&](const Value *O) {
+      return O && O != V && !O->isConstant() &&
+             !llvm::is_contained(Nodes, O->producer());
+    });
+  });
+}
+
 } // namespace
 
 llvm::Expected<bool> EpilogueFusion::run(Graph &G, DecisionLog &Log) {
@@ -142,6 +216,24 @@ llvm::Expected<bool> EpilogueFusion::run(Graph &G, DecisionLog &Log) {
     std::string Stop;
     while (true) {
       Node *U = soleUser(G, V);
+      if (!U && V->uses().size() > 1) {
+        std::string Why;
+        std::vector<Node *> Diamond = reconvergingUsers(G, State, V, Why);
+        if (Diamond.empty()) {
+          Stop = "'" + V->name() + "' has a second user" +
+                 (Why.empty() ? std::string(" outside the chain") : ": " + Why);
+          break;
+        }
+        const Value *Joined = Diamond.back()->result(0);
+        if (readsOutside(Diamond, V) && flowsIntoReduction(G, Joined)) {
+          Stop = Diamond.back()->describe() +
+                 " is left to the row reduction it flows into";
+          break;
+        }
+        Chain.insert(Chain.end(), Diamond.begin(), Diamond.end());
+        V = Joined;
+        continue;
+      }
       if (!U) {
         Stop = V->hasUses() ? "'" + V->name() + "' has a second user"
                             : "'" + V->name() + "' is a graph output";

@@ -18,6 +18,7 @@
 #include "ir/Parser.h"
 #include "ir/Printer.h"
 #include "passes/Pipeline.h"
+#include "tests/codegen/TestNvrtc.h"
 #include "llvm/Support/FileSystem.h"
 #include <gtest/gtest.h>
 
@@ -411,6 +412,34 @@ TEST(FusedContraction, RestKernelReadsTheLibraryResult) {
   CodegenOptions O;
   O.PerturbGroupId = 7;
   EXPECT_TRUE(has(theKernel(*G, O).Source, "out0[i] = perturbed;"));
+}
+
+TEST(FusedContraction, RestKernelOfASiluDiamondReadsTheResultOnce) {
+  // x * sigmoid(x) after the conv's own bias: the rest kernel loads the
+  // library's result once and uses it twice.
+  auto G = grouped(R"(  input %x : f32[1,3,8,8]
+  input %w : f32[8,3,3,3]
+  input %b : f32[8]
+  %c = Conv(%x, %w, %b) {dilations = [1, 1], group = 1, pads = [1, 1, 1, 1], strides = [1, 1]} : f32[1,8,8,8] @"conv"
+  %s = Sigmoid(%c) : f32[1,8,8,8] @"sig"
+  %r = Mul(%c, %s) : f32[1,8,8,8] @"mul"
+  output %r)",
+                   {"conv", "sig", "mul"}, GroupKind::Contraction, 3);
+  ASSERT_TRUE(G);
+  GeneratedKernel K = theKernel(*G);
+  EXPECT_EQ(K.NodeNames, (std::vector<std::string>{"sig", "mul"}));
+  ASSERT_EQ(K.Inputs.size(), 1u);
+  EXPECT_EQ(K.Inputs[0]->producer()->kind(), OpKind::Conv);
+  // One load of in0 (vectorized: a uint4 of four floats) after the
+  // signature, however many nodes read it.
+  std::string Body = K.Source.substr(K.Source.find("{"));
+  size_t Loads = 0;
+  for (size_t P = Body.find("in0"); P != std::string::npos;
+       P = Body.find("in0", P + 1))
+    ++Loads;
+  EXPECT_EQ(Loads, 1u) << K.Source;
+  auto Cubins = compileKernels({K}, solder::testing::testNvrtcOptions());
+  ASSERT_TRUE(bool(Cubins)) << llvm::toString(Cubins.takeError());
 }
 
 TEST(FusedContraction, NothingLeftGivesNoKernel) {

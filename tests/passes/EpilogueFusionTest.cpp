@@ -62,6 +62,67 @@ graph "g" opset 17 {
       << After;
 }
 
+const char *ConvSilu = R"(
+graph "g" opset 17 {
+  input %x : f32[1,3,8,8]
+  input %w : f32[4,3,3,3]
+  const %b : f32[4] = [0.5, -0.5, 0.25, 1.0]
+  %c = Conv(%x, %w, %b) {dilations = [1, 1], group = 1, pads = [1, 1, 1, 1], strides = [1, 1]} : f32[1,4,8,8] @"conv"
+  %s = Sigmoid(%c) : f32[1,4,8,8] @"sig"
+  %m = Mul(%c, %s) : f32[1,4,8,8] @"mul"
+  %r = Relu(%m) : f32[1,4,8,8] @"relu"
+  output %r
+}
+)";
+
+TEST(EpilogueFusion, UsersThatMeetAgainJoinTheChain) {
+  // SiLU exported as x * sigmoid(x): the conv result has two users, both
+  // inside the chain; the chain goes on after their join.
+  auto [Changed, After] = fuse(ConvSilu);
+  EXPECT_TRUE(Changed);
+  EXPECT_NE(After.find("%r = FusedGroup(%x, %w, %b) {id = 0, kind = "
+                       "\"contraction\", members = [\"conv\", \"sig\", "
+                       "\"mul\", \"relu\"]}"),
+            std::string::npos)
+      << After;
+  expectFusionKeepsFunction<EpilogueFusion>(ConvSilu, "kind = \"contraction\"",
+                                            0.0);
+}
+
+TEST(EpilogueFusion, UsersThatDoNotMeetAgainEndTheChain) {
+  // Negative twins: the Sigmoid is also a graph output; the two users never
+  // meet (each is an output).
+  std::string SigOut(ConvSilu);
+  const std::string Out = "  output %r";
+  SigOut.replace(SigOut.find(Out), Out.size(), Out + "\n  output %s");
+  auto [Changed, After] = fuse(SigOut);
+  EXPECT_FALSE(Changed) << After;
+  EXPECT_EQ(After, canonical(SigOut));
+  const char *Apart = R"(
+graph "g" opset 17 {
+  input %x : f32[2,4]
+  input %w : f32[4,3]
+  %m = MatMul(%x, %w) : f32[2,3] @"mm"
+  %s = Sigmoid(%m) : f32[2,3] @"sig"
+  %t = Tanh(%m) : f32[2,3] @"tanh"
+  output %s
+  output %t
+}
+)";
+  auto [ChangedApart, AfterApart] = fuse(Apart);
+  EXPECT_FALSE(ChangedApart) << AfterApart;
+  auto G = parseOrDie(Apart);
+  ASSERT_TRUE(G);
+  FusionState State({});
+  EpilogueFusion P(State);
+  DecisionLog Log;
+  ASSERT_TRUE(bool(P.run(*G, Log)));
+  ASSERT_EQ(Log.records().size(), 1u);
+  EXPECT_NE(Log.records()[0].Reason.find("has a second user outside the chain"),
+            std::string::npos)
+      << Log.records()[0].Reason;
+}
+
 TEST(EpilogueFusion, LeavesAContractionWithoutEpilogueAlone) {
   const char *Text = R"(
 graph "g" opset 17 {
