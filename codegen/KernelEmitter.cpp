@@ -400,9 +400,6 @@ emitKernel(const Node &N, const CodegenOptions &Opts, KernelNamer &Names) {
   KernelBuilder B(N, Opts, Names.nameFor(N));
   llvm::Error E = llvm::Error::success();
   switch (N.kind()) {
-  case OpKind::ReduceMean:
-  case OpKind::ReduceSum:
-  case OpKind::ReduceMax:
   case OpKind::Softmax:
   case OpKind::LogSoftmax:
   case OpKind::LayerNormalization:
@@ -424,6 +421,9 @@ emitKernel(const Node &N, const CodegenOptions &Opts, KernelNamer &Names) {
     case FusionKind::Elementwise:
     case FusionKind::Broadcast:
       E = emitElementwise(B);
+      break;
+    case FusionKind::Reduction: // the Reduce* ops, ArgMax and ArgMin
+      E = emitReduction(B);
       break;
     default:
       E = emitDataMovement(B);

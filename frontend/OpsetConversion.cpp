@@ -51,6 +51,8 @@ static const OpVersions VersionTable[] = {
     {"Acosh", {9, 22}},
     {"Add", {1, 6, 7, 13, 14}},
     {"And", {1, 7}},
+    {"ArgMax", {1, 11, 12, 13}},
+    {"ArgMin", {1, 11, 12, 13}},
     {"Asin", {7, 22}},
     {"Asinh", {9, 22}},
     {"Atan", {7, 22}},
@@ -113,9 +115,16 @@ static const OpVersions VersionTable[] = {
     {"Pow", {1, 7, 12, 13, 15}},
     {"Range", {11, 27}},
     {"Reciprocal", {1, 6, 13}},
+    {"ReduceL1", {1, 11, 13, 18}},
+    {"ReduceL2", {1, 11, 13, 18}},
+    {"ReduceLogSum", {1, 11, 13, 18}},
+    {"ReduceLogSumExp", {1, 11, 13, 18}},
     {"ReduceMax", {1, 11, 12, 13, 18, 20}},
     {"ReduceMean", {1, 11, 13, 18}},
+    {"ReduceMin", {1, 11, 12, 13, 18, 20}},
+    {"ReduceProd", {1, 11, 13, 18}},
     {"ReduceSum", {1, 11, 13}},
+    {"ReduceSumSquare", {1, 11, 13, 18}},
     {"Relu", {1, 6, 13, 14}},
     {"Reshape", {1, 5, 13, 14, 19, 21, 23, 24, 25}},
     {"Round", {11, 22}},
@@ -500,11 +509,12 @@ llvm::Error NodeConverter::convertClip() {
   return emitMain({X, Bounds[0], Bounds[1]}, resultNames());
 }
 
-/// Squeeze/Unsqueeze before 13, ReduceSum before 13, ReduceMean/ReduceMax
+/// Squeeze/Unsqueeze before 13, ReduceSum before 13, every other Reduce*
 /// before 18: the `axes` attribute becomes the second operand.
 llvm::Error NodeConverter::convertAxesAttr(bool Required) {
-  int64_t NewIn =
-      (Kind == OpKind::ReduceMean || Kind == OpKind::ReduceMax) ? 18 : 13;
+  bool AxesInputAt13 = Kind == OpKind::Squeeze || Kind == OpKind::Unsqueeze ||
+                       Kind == OpKind::ReduceSum;
+  int64_t NewIn = AxesInputAt13 ? 13 : 18;
   if (Version >= NewIn)
     return emitDefault();
   std::optional<std::vector<int64_t>> Axes = getInts("axes");
@@ -727,6 +737,8 @@ llvm::Error NodeConverter::run() {
   // for old runtimes.
   if (Version < 6)
     drop("consumed_inputs");
+  if (isReduceOp(Kind))
+    return convertAxesAttr(/*Required=*/false);
   switch (Kind) {
   case OpKind::Add:
   case OpKind::Sub:
@@ -753,10 +765,6 @@ llvm::Error NodeConverter::run() {
     return convertAxesAttr(/*Required=*/false);
   case OpKind::Unsqueeze:
     return convertAxesAttr(/*Required=*/true);
-  case OpKind::ReduceSum:
-  case OpKind::ReduceMean:
-  case OpKind::ReduceMax:
-    return convertAxesAttr(/*Required=*/false);
   case OpKind::Split:
     return convertSplit();
   case OpKind::Slice:

@@ -49,6 +49,7 @@ llvm::Error range(InferContext &C);
 
 // NeuralNetInfer.cpp
 llvm::Error reduce(InferContext &C);
+llvm::Error argReduce(InferContext &C);
 llvm::Error layerNorm(InferContext &C);
 llvm::Error rmsNorm(InferContext &C);
 llvm::Error globalPool(InferContext &C);
