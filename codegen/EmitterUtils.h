@@ -178,6 +178,7 @@ llvm::Error emitReduction(KernelBuilder &B);
 llvm::Error emitDataMovement(KernelBuilder &B);
 llvm::Error emitPool(KernelBuilder &B);
 llvm::Error emitCumSum(KernelBuilder &B);
+llvm::Error emitOneHot(KernelBuilder &B);
 
 /// The kernel of a FusedGroup node of kind reduction
 /// (FusedReductionEmitter.cpp).

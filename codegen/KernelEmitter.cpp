@@ -416,6 +416,9 @@ emitKernel(const Node &N, const CodegenOptions &Opts, KernelNamer &Names) {
   case OpKind::CumSum:
     E = emitCumSum(B);
     break;
+  case OpKind::OneHot:
+    E = emitOneHot(B);
+    break;
   default:
     switch (getOpInfo(N.kind()).Fusion) {
     case FusionKind::Elementwise:

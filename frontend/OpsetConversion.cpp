@@ -21,6 +21,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "frontend/OpsetConversion.h"
+#include "frontend/NodeConverter.h"
 #include "frontend/TensorProto.h"
 #include "ir/OpRegistry.h"
 #include "llvm/ADT/STLExtras.h"
@@ -69,6 +70,7 @@ static const OpVersions VersionTable[] = {
     {"ConvTranspose", {1, 11, 22}},
     {"Cos", {7, 22}},
     {"Cosh", {9, 22}},
+    {"DepthToSpace", {1, 11, 13}},
     {"CumSum", {11, 14}},
     {"Div", {1, 6, 7, 13, 14}},
     {"Dropout", {1, 6, 7, 10, 12, 13, 22}},
@@ -109,6 +111,7 @@ static const OpVersions VersionTable[] = {
     {"Mul", {1, 6, 7, 13, 14}},
     {"Neg", {1, 6, 13}},
     {"Not", {1}},
+    {"OneHot", {9, 11}},
     {"Or", {1, 7}},
     {"PRelu", {1, 6, 7, 9, 16}},
     {"Pad", {1, 2, 11, 13, 18, 19, 21, 23, 24, 25}},
@@ -138,6 +141,7 @@ static const OpVersions VersionTable[] = {
     {"Softmax", {1, 11, 13}},
     {"Softplus", {1, 22}},
     {"Softsign", {1, 22}},
+    {"SpaceToDepth", {1, 13}},
     {"Split", {1, 2, 11, 13, 18}},
     {"Sqrt", {1, 6, 13}},
     {"Squeeze", {1, 11, 13, 21, 23, 24, 25}},
@@ -174,7 +178,8 @@ std::string unsupportedOpLabel(const NodeProto &NP, int64_t Opset) {
     return NP.domain() + "." + NP.op_type();
   if (NP.op_type().empty())
     return "<empty op_type>"; // the empty label means "supported"
-  bool Known = NP.op_type() == "Constant" || lookupOp(NP.op_type());
+  bool Known = NP.op_type() == "Constant" || lookupOp(NP.op_type()) ||
+               isLoweredOp(NP.op_type());
   if (!Known)
     return NP.op_type();
   if (resolveOpVersion(NP.op_type(), Opset) == 0)
@@ -191,7 +196,7 @@ std::string describeOnnxNode(const NodeProto &NP) {
   return S;
 }
 
-static llvm::StringRef attrTypeName(int T) {
+llvm::StringRef attrTypeName(int T) {
   switch (T) {
   case AttributeProto::FLOAT:
     return "float";
@@ -218,7 +223,7 @@ static llvm::StringRef attrTypeName(int T) {
 
 /// The attribute's type; models from IR version 1 may leave the field unset,
 /// in which case the populated value field tells.
-static int attrType(const AttributeProto &A) {
+int attrType(const AttributeProto &A) {
   if (A.type() != AttributeProto::UNDEFINED)
     return A.type();
   if (A.has_f())
@@ -239,122 +244,6 @@ static int attrType(const AttributeProto &A) {
     return AttributeProto::STRINGS;
   return AttributeProto::UNDEFINED;
 }
-
-namespace {
-
-/// Converts one ONNX node. Attribute getters mark attributes consumed and
-/// record the first problem in Err; whatever is left unconsumed at the end
-/// is copied through the op registry's attribute specs.
-class NodeConverter {
-public:
-  NodeConverter(ImportContext &C, NodeProto &NP, OpKind Kind, int64_t Version)
-      : C(C), NP(NP), Kind(Kind), Version(Version) {
-    for (int I = 0; I < NP.attribute_size(); ++I)
-      Attrs[NP.attribute(I).name()] = NP.mutable_attribute(I);
-    for (const std::string &In : NP.input())
-      Operands.push_back(In.empty() ? nullptr : C.graph().lookup(In));
-  }
-
-  llvm::Error run();
-
-private:
-  ImportContext &C;
-  NodeProto &NP;
-  OpKind Kind;
-  int64_t Version;
-  llvm::StringMap<AttributeProto *> Attrs;
-  llvm::StringSet<> Consumed;
-  llvm::SmallVector<Value *, 4> Operands;
-  AttrMap Out; // canonical attributes set explicitly by conversions
-  std::string Err;
-
-  std::string describe() const {
-    return describeOnnxNode(NP) + " (" + NP.op_type() + "-" +
-           std::to_string(Version) + ")";
-  }
-  llvm::Error error(const llvm::Twine &Msg) const {
-    return makeError(describe() + ": " + Msg);
-  }
-  void fail(const std::string &Msg) {
-    if (Err.empty())
-      Err = Msg;
-  }
-  /// Base for generated value names: the node name or its first output.
-  std::string base() const {
-    if (!NP.name().empty())
-      return NP.name();
-    return NP.output_size() ? NP.output(0) : std::string("node");
-  }
-
-  AttributeProto *take(llvm::StringRef Name, int Want) {
-    auto It = Attrs.find(Name);
-    if (It == Attrs.end())
-      return nullptr;
-    Consumed.insert(Name);
-    int T = attrType(*It->second);
-    if (T != Want) {
-      fail(("attribute '" + Name + "' is a " + attrTypeName(T) +
-            ", expected a " + attrTypeName(Want))
-               .str());
-      return nullptr;
-    }
-    return It->second;
-  }
-  bool has(llvm::StringRef Name) const { return Attrs.count(Name); }
-  void drop(llvm::StringRef Name) { Consumed.insert(Name); }
-  int64_t getInt(llvm::StringRef Name, int64_t Default) {
-    AttributeProto *A = take(Name, AttributeProto::INT);
-    return A ? A->i() : Default;
-  }
-  float getFloat(llvm::StringRef Name, float Default) {
-    AttributeProto *A = take(Name, AttributeProto::FLOAT);
-    return A ? A->f() : Default;
-  }
-  std::optional<std::vector<int64_t>> getInts(llvm::StringRef Name) {
-    AttributeProto *A = take(Name, AttributeProto::INTS);
-    if (!A)
-      return std::nullopt;
-    return std::vector<int64_t>(A->ints().begin(), A->ints().end());
-  }
-
-  Value *operand(unsigned I) const {
-    return I < Operands.size() ? Operands[I] : nullptr;
-  }
-  /// Output names; an absent ("") output in the middle gets a fresh name
-  /// and trailing absent ones are left off unless KeepAll.
-  std::vector<std::string> resultNames(bool KeepAll = false) const {
-    std::vector<std::string> R(NP.output().begin(), NP.output().end());
-    if (!KeepAll)
-      while (!R.empty() && R.back().empty())
-        R.pop_back();
-    return R;
-  }
-
-  llvm::Error copyRemainingAttrs(OpKind K);
-  llvm::Expected<Node *> emit(OpKind K, llvm::ArrayRef<Value *> Ops,
-                              llvm::ArrayRef<std::string> Results);
-  llvm::Error emitMain(llvm::ArrayRef<Value *> Ops,
-                       llvm::ArrayRef<std::string> Results) {
-    auto N = emit(Kind, Ops, Results);
-    return N ? llvm::Error::success() : N.takeError();
-  }
-  llvm::Error emitDefault() { return emitMain(Operands, resultNames()); }
-
-  llvm::Error checkLegacyBroadcast();
-  llvm::Error convertClip();
-  llvm::Error convertAxesAttr(bool Required);
-  llvm::Error convertSplit();
-  llvm::Error convertSlice1();
-  llvm::Error convertPad();
-  llvm::Error convertReshape1();
-  llvm::Error convertBatchNorm();
-  llvm::Error convertSoftmax();
-  llvm::Error convertPReluLegacy();
-  llvm::Error convertDropout();
-  llvm::Error convertCast();
-};
-
-} // namespace
 
 llvm::Error NodeConverter::copyRemainingAttrs(OpKind K) {
   const OpInfo &Info = getOpInfo(K);
@@ -732,11 +621,49 @@ llvm::Error NodeConverter::convertCast() {
   return emitDefault();
 }
 
+/// OneHot-9 gives all off values for a negative index; from 11 on a
+/// negative index counts from the end. Negative indices become -(depth + 1),
+/// which is still out of range after that wrap, so OneHot-9's meaning stays.
+llvm::Error NodeConverter::convertOneHot9() {
+  Value *Idx = operand(0), *Depth = operand(1);
+  int64_t Axis = getInt("axis", -1);
+  if (!Err.empty())
+    return error(Err);
+  if (!Idx || !Depth || !operand(2))
+    return error("expects indices, depth and values");
+  if (isInteger(Idx->dtype()) && !isSigned(Idx->dtype())) {
+    Out.set("axis", Axis);
+    return emitDefault(); // no negative indices
+  }
+  const Tensor *DT = Depth->constant();
+  if (!DT || DT->numElements() != 1)
+    return error("depth must be a constant before opset 11 (negative "
+                 "indices are rewritten at import)");
+  auto Far = attrScalar(C, base() + ".out_of_range", Idx->dtype(),
+                        -std::trunc(DT->getDouble(0)) - 1, describe());
+  if (!Far)
+    return Far.takeError();
+  Value *Zero = C.constScalar(base() + ".zero", Idx->dtype(), 0);
+  auto Neg = emit(OpKind::Less, {Idx, Zero}, {C.freshName(base() + ".neg")});
+  if (!Neg)
+    return Neg.takeError();
+  auto Safe = emit(OpKind::Where, {(*Neg)->result(), *Far, Idx},
+                   {C.freshName(base() + ".indices")});
+  if (!Safe)
+    return Safe.takeError();
+  Out.set("axis", Axis);
+  return emitMain({(*Safe)->result(), Depth, operand(2)}, resultNames());
+}
+
 llvm::Error NodeConverter::run() {
   // consumed_inputs (version 1 of many ops) only described in-place reuse
   // for old runtimes.
   if (Version < 6)
     drop("consumed_inputs");
+  if (NP.op_type() == "DepthToSpace")
+    return lowerDepthToSpace();
+  if (NP.op_type() == "SpaceToDepth")
+    return lowerSpaceToDepth();
   if (isReduceOp(Kind))
     return convertAxesAttr(/*Required=*/false);
   switch (Kind) {
@@ -789,6 +716,8 @@ llvm::Error NodeConverter::run() {
     return convertDropout();
   case OpKind::Cast:
     return convertCast();
+  case OpKind::OneHot:
+    return Version < 11 ? convertOneHot9() : emitDefault();
   case OpKind::Concat:
     if (Version < 4 && !has("axis"))
       Out.set("axis", int64_t(1)); // Concat-1's default
@@ -846,8 +775,10 @@ llvm::Error convertNode(ImportContext &C, NodeProto &NP, int64_t Opset) {
   if (NP.op_type() == "Constant")
     return convertConstant(C, NP);
   std::optional<OpKind> Kind = lookupOp(NP.op_type());
-  assert(Kind && "unknown ops are rejected before conversion");
-  NodeConverter Conv(C, NP, *Kind, Version);
+  assert((Kind || isLoweredOp(NP.op_type())) &&
+         "unknown ops are rejected before conversion");
+  // A lowered op has no IR op of its own; its converter never reads Kind.
+  NodeConverter Conv(C, NP, Kind.value_or(OpKind::Identity), Version);
   return Conv.run();
 }
 

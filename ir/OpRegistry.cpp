@@ -241,6 +241,8 @@ Extra extraFor(OpKind Op) {
     return {none(), range};
   case OpKind::CumSum:
     return {specs(CumSumAttrs), cumSum};
+  case OpKind::OneHot:
+    return {specs(AxisAttrs), oneHot};
   case OpKind::FusedGroup:
     return {specs(FusedGroupAttrs), fusedGroup};
   }

@@ -1,8 +1,8 @@
 //===- InferFunctions.h - Shape-inference functions of every op -*- C++ -*-===//
 //
 // Internal to ir/: the registry table in OpRegistry.cpp points at these.
-// Grouped by op family into ElementwiseInfer.cpp, DataMovementInfer.cpp and
-// NeuralNetInfer.cpp.
+// Grouped by op family into ElementwiseInfer.cpp, DataMovementInfer.cpp,
+// NeuralNetInfer.cpp and OneHotInfer.cpp.
 //
 //===----------------------------------------------------------------------===//
 #ifndef SOLDER_IR_OPS_INFERFUNCTIONS_H
@@ -46,6 +46,9 @@ llvm::Error pad(InferContext &C);
 llvm::Error shape(InferContext &C);
 llvm::Error constantOfShape(InferContext &C);
 llvm::Error range(InferContext &C);
+
+// OneHotInfer.cpp
+llvm::Error oneHot(InferContext &C);
 
 // NeuralNetInfer.cpp
 llvm::Error reduce(InferContext &C);

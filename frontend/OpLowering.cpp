@@ -1,0 +1,161 @@
+//===- OpLowering.cpp - ONNX ops rewritten into other IR ops --------------===//
+//
+// ONNX ops that are exactly a composition of IR ops are imported as that
+// composition rather than given IR ops, kernels and code generation of
+// their own:
+//
+//   DepthToSpace (DCR)  x[N,C,H,W] -> Reshape [N, b, b, C/b^2, H, W]
+//                                  -> Transpose (0, 3, 4, 1, 5, 2)
+//                                  -> Reshape [N, C/b^2, H*b, W*b]
+//   DepthToSpace (CRD)  x[N,C,H,W] -> Reshape [N, C/b^2, b, b, H, W]
+//                                  -> Transpose (0, 1, 4, 2, 5, 3)
+//                                  -> Reshape [N, C/b^2, H*b, W*b]
+//   SpaceToDepth        x[N,C,H,W] -> Reshape [N, C, H/b, b, W/b, b]
+//                                  -> Transpose (0, 3, 5, 1, 2, 4)
+//                                  -> Reshape [N, C*b^2, H/b, W/b]
+//
+// These are the definitions in the ONNX operator documents, so the result
+// is exact; the loop fusion pass then makes each chain one gather kernel.
+//
+//===----------------------------------------------------------------------===//
+#include "frontend/LoweredOps.h"
+#include "frontend/NodeConverter.h"
+
+namespace solder {
+namespace onnximport {
+
+bool isLoweredOp(llvm::StringRef OpType) {
+  return OpType == "DepthToSpace" || OpType == "SpaceToDepth";
+}
+
+llvm::Expected<Value *> NodeConverter::reshapeTo(Value *X,
+                                                 llvm::ArrayRef<int64_t> Dims,
+                                                 const std::string &Result) {
+  Value *Shape = C.constInt64s(base() + ".shape", Dims);
+  auto N = emit(OpKind::Reshape, {X, Shape},
+                {Result.empty() ? C.freshName(base() + ".reshaped") : Result});
+  if (!N)
+    return N.takeError();
+  return (*N)->result();
+}
+
+llvm::Expected<Value *>
+NodeConverter::transposeTo(Value *X, llvm::ArrayRef<int64_t> Perm) {
+  Out.set("perm", std::vector<int64_t>(Perm.begin(), Perm.end()));
+  auto N = emit(OpKind::Transpose, {X}, {C.freshName(base() + ".transposed")});
+  if (!N)
+    return N.takeError();
+  return (*N)->result();
+}
+
+namespace {
+/// The dims of a rearrangement's NCHW input as Reshape targets: N, when
+/// symbolic, becomes 0 (copy the input's dim) and one symbolic H or W the
+/// -1 that Reshape infers; C must be known to split it.
+struct BlockDims {
+  int64_t N, C, H, W;
+  bool HKnown, WKnown;
+};
+} // namespace
+
+/// Checks the input and block size of DepthToSpace/SpaceToDepth.
+static llvm::Expected<BlockDims> blockDims(const std::string &What, Value *X,
+                                           int64_t Block) {
+  if (!X)
+    return makeError(What + ": has no input");
+  const TensorType &T = X->type();
+  if (T.rank() != 4)
+    return makeError(What + ": input must have rank 4, got " + typeToString(T));
+  if (Block <= 0)
+    return makeError(What + ": blocksize must be positive, got " +
+                     llvm::Twine(Block));
+  const Shape &S = T.Dims;
+  if (!S[1].isStatic())
+    return makeError(What + ": the channel dim of " + typeToString(T) +
+                     " must be static");
+  if (!S[2].isStatic() && !S[3].isStatic())
+    return makeError(What + ": height and width of " + typeToString(T) +
+                     " cannot both be symbolic");
+  BlockDims D{S[0].isStatic() ? S[0].size() : 0,
+              S[1].size(),
+              S[2].isStatic() ? S[2].size() : -1,
+              S[3].isStatic() ? S[3].size() : -1,
+              S[2].isStatic(),
+              S[3].isStatic()};
+  return D;
+}
+
+llvm::Error NodeConverter::lowerDepthToSpace() {
+  int64_t Block = getInt("blocksize", 0);
+  std::string Mode = "DCR";
+  if (Version >= 11)
+    if (AttributeProto *A = take("mode", AttributeProto::STRING))
+      Mode = A->s();
+  if (!Err.empty())
+    return error(Err);
+  if (!has("blocksize"))
+    return error("has no 'blocksize' attribute");
+  if (Mode != "DCR" && Mode != "CRD")
+    return error("mode '" + Mode + "' is not DCR or CRD");
+  auto D = blockDims(describe(), operand(0), Block);
+  if (!D)
+    return D.takeError();
+  if (D->C % (Block * Block))
+    return error("channels (" + llvm::Twine(D->C) +
+                 ") are not a multiple of blocksize^2 (" +
+                 llvm::Twine(Block * Block) + ")");
+  int64_t C2 = D->C / (Block * Block);
+  std::vector<int64_t> Split =
+      Mode == "DCR" ? std::vector<int64_t>{D->N, Block, Block, C2, D->H, D->W}
+                    : std::vector<int64_t>{D->N, C2, Block, Block, D->H, D->W};
+  std::vector<int64_t> Perm = Mode == "DCR"
+                                  ? std::vector<int64_t>{0, 3, 4, 1, 5, 2}
+                                  : std::vector<int64_t>{0, 1, 4, 2, 5, 3};
+  auto Sixd = reshapeTo(operand(0), Split, "");
+  if (!Sixd)
+    return Sixd.takeError();
+  auto Moved = transposeTo(*Sixd, Perm);
+  if (!Moved)
+    return Moved.takeError();
+  std::vector<std::string> Results = resultNames();
+  if (Results.size() != 1)
+    return error("must have one output");
+  auto Y = reshapeTo(
+      *Moved,
+      {D->N, C2, D->HKnown ? D->H * Block : -1, D->WKnown ? D->W * Block : -1},
+      Results[0]);
+  return Y ? llvm::Error::success() : Y.takeError();
+}
+
+llvm::Error NodeConverter::lowerSpaceToDepth() {
+  int64_t Block = getInt("blocksize", 0);
+  if (!Err.empty())
+    return error(Err);
+  if (!has("blocksize"))
+    return error("has no 'blocksize' attribute");
+  auto D = blockDims(describe(), operand(0), Block);
+  if (!D)
+    return D.takeError();
+  for (auto [Known, Size, Name] : {std::tuple{D->HKnown, D->H, "height"},
+                                   std::tuple{D->WKnown, D->W, "width"}})
+    if (Known && Size % Block)
+      return error(llvm::Twine(Name) + " (" + llvm::Twine(Size) +
+                   ") is not a multiple of blocksize (" + llvm::Twine(Block) +
+                   ")");
+  int64_t H2 = D->HKnown ? D->H / Block : -1;
+  int64_t W2 = D->WKnown ? D->W / Block : -1;
+  auto Sixd = reshapeTo(operand(0), {D->N, D->C, H2, Block, W2, Block}, "");
+  if (!Sixd)
+    return Sixd.takeError();
+  auto Moved = transposeTo(*Sixd, {0, 3, 5, 1, 2, 4});
+  if (!Moved)
+    return Moved.takeError();
+  std::vector<std::string> Results = resultNames();
+  if (Results.size() != 1)
+    return error("must have one output");
+  auto Y = reshapeTo(*Moved, {D->N, D->C * Block * Block, H2, W2}, Results[0]);
+  return Y ? llvm::Error::success() : Y.takeError();
+}
+
+} // namespace onnximport
+} // namespace solder
