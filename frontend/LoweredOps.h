@@ -15,7 +15,8 @@ namespace solder {
 namespace onnximport {
 
 /// Whether OpType is a default-domain op the frontend lowers into other IR
-/// ops (DepthToSpace, SpaceToDepth).
+/// ops (DepthToSpace, SpaceToDepth, InstanceNormalization,
+/// GroupNormalization).
 bool isLoweredOp(llvm::StringRef OpType);
 
 } // namespace onnximport

@@ -143,6 +143,9 @@ private:
   // (frontend/OpLowering.cpp).
   llvm::Error lowerDepthToSpace();
   llvm::Error lowerSpaceToDepth();
+  llvm::Error lowerGroupNorm(bool Instance);
+  llvm::Expected<Value *> emitOne(OpKind K, llvm::ArrayRef<Value *> Ops,
+                                  const std::string &Result = "");
   /// Reshape X to Dims (0 copies X's dim, -1 is inferred), named Result
   /// (fresh when empty).
   llvm::Expected<Value *> reshapeTo(Value *X, llvm::ArrayRef<int64_t> Dims,

@@ -17,6 +17,19 @@
 // These are the definitions in the ONNX operator documents, so the result
 // is exact; the loop fusion pass then makes each chain one gather kernel.
 //
+// InstanceNormalization is GroupNormalization with one group per channel,
+// and GroupNormalization a LayerNormalization of each group's elements:
+//
+//   x[N,C,...] -> Reshape [N, G, -1] -> LayerNormalization (axis 2, scale 1,
+//   epsilon, statistics in fp32) -> then the affine step per channel
+//   (InstanceNormalization, GroupNormalization-21: Reshape back to x's
+//   shape, Mul by scale[C,1,..], Add bias[C,1,..]) or per group
+//   (GroupNormalization-18: Mul by scale[G,1], Add bias[G,1], Reshape back).
+//
+// LayerNormalization computes exactly (x - mean) / sqrt(var + epsilon) over
+// its row, the ONNX formula, with the statistics in fp32 as stash_type=1
+// asks; the Mul and Add join its row kernel as an epilogue.
+//
 //===----------------------------------------------------------------------===//
 #include "frontend/LoweredOps.h"
 #include "frontend/NodeConverter.h"
@@ -25,7 +38,8 @@ namespace solder {
 namespace onnximport {
 
 bool isLoweredOp(llvm::StringRef OpType) {
-  return OpType == "DepthToSpace" || OpType == "SpaceToDepth";
+  return OpType == "DepthToSpace" || OpType == "SpaceToDepth" ||
+         OpType == "InstanceNormalization" || OpType == "GroupNormalization";
 }
 
 llvm::Expected<Value *> NodeConverter::reshapeTo(Value *X,
@@ -154,6 +168,108 @@ llvm::Error NodeConverter::lowerSpaceToDepth() {
   if (Results.size() != 1)
     return error("must have one output");
   auto Y = reshapeTo(*Moved, {D->N, D->C * Block * Block, H2, W2}, Results[0]);
+  return Y ? llvm::Error::success() : Y.takeError();
+}
+
+llvm::Expected<Value *> NodeConverter::emitOne(OpKind K,
+                                               llvm::ArrayRef<Value *> Ops,
+                                               const std::string &Result) {
+  std::string Name =
+      Result.empty() ? C.freshName(base() + "." + opName(K).lower()) : Result;
+  auto N = emit(K, Ops, {Name});
+  if (!N)
+    return N.takeError();
+  return (*N)->result();
+}
+
+llvm::Error NodeConverter::lowerGroupNorm(bool Instance) {
+  float Eps = getFloat("epsilon", 1e-5f);
+  int64_t Groups = Instance ? 0 : getInt("num_groups", 0);
+  int64_t Stash = Version >= 21 ? getInt("stash_type", 1) : 1;
+  if (Instance && Version < 6)
+    drop("is_test");
+  if (!Err.empty())
+    return error(Err);
+  Value *X = operand(0), *Scale = operand(1), *Bias = operand(2);
+  if (!X || !Scale || !Bias)
+    return error("expects X, scale and bias");
+  std::vector<std::string> Results = resultNames();
+  if (Results.size() != 1)
+    return error("must have one output");
+  const TensorType &T = X->type();
+  if (!isFloat(T.Elem))
+    return error("expects a float input, got " + typeToString(T));
+  if (T.rank() < 2)
+    return error("input must have rank >= 2, got " + typeToString(T));
+  if (!Instance && !has("num_groups"))
+    return error("has no 'num_groups' attribute");
+  // Scale and bias per channel, or per group for GroupNormalization-18.
+  bool PerGroup = !Instance && Version < 21;
+  const Dim &Channels = T.Dims[1];
+  if (!Instance) {
+    if (Groups <= 0)
+      return error("num_groups must be positive, got " + llvm::Twine(Groups));
+    if (Channels.isStatic() && Channels.size() % Groups)
+      return error("channels (" + llvm::Twine(Channels.size()) +
+                   ") are not a multiple of num_groups (" +
+                   llvm::Twine(Groups) + ")");
+  }
+  for (Value *P : {Scale, Bias}) {
+    const TensorType &PT = P->type();
+    Dim Want = PerGroup ? Dim(Groups) : Channels;
+    if (PT.rank() != 1 ||
+        (Want.isStatic() && PT.Dims[0].isStatic() && PT.Dims[0] != Want))
+      return error("scale and bias must have shape [" +
+                   llvm::Twine(PerGroup ? "num_groups" : "C") + "], got " +
+                   typeToString(PT));
+  }
+
+  // Rows of the LayerNormalization: [N, G, -1]; 0 copies N (and, for
+  // InstanceNormalization, C).
+  auto Rows = reshapeTo(X, {0, Instance ? 0 : Groups, -1}, "");
+  if (!Rows)
+    return Rows.takeError();
+  Value *One = C.constScalar(base() + ".one", T.Elem, 1);
+  Out.set("axis", int64_t(2));
+  Out.set("epsilon", Eps);
+  Out.set("stash_type", Stash);
+  auto Norm = emitOne(OpKind::LayerNormalization, {*Rows, One});
+  if (!Norm)
+    return Norm.takeError();
+  // The affine step: per group on the rows, or per channel on x's shape.
+  Value *Normed = *Norm;
+  std::vector<int64_t> ParamShape = {-1, 1};
+  if (!PerGroup) {
+    auto Shp = emitOne(OpKind::Shape, {X});
+    if (!Shp)
+      return Shp.takeError();
+    auto Back = emitOne(OpKind::Reshape, {Normed, *Shp});
+    if (!Back)
+      return Back.takeError();
+    Normed = *Back;
+    ParamShape.assign(T.rank() - 1, 1);
+    ParamShape[0] = -1;
+  }
+  auto S = reshapeTo(Scale, ParamShape, "");
+  if (!S)
+    return S.takeError();
+  auto B = reshapeTo(Bias, ParamShape, "");
+  if (!B)
+    return B.takeError();
+  auto Scaled = emitOne(OpKind::Mul, {Normed, *S});
+  if (!Scaled)
+    return Scaled.takeError();
+  if (!PerGroup) {
+    auto Y = emitOne(OpKind::Add, {*Scaled, *B}, Results[0]);
+    return Y ? llvm::Error::success() : Y.takeError();
+  }
+  auto Shifted = emitOne(OpKind::Add, {*Scaled, *B});
+  if (!Shifted)
+    return Shifted.takeError();
+  auto Shp = emitOne(OpKind::Shape, {X});
+  if (!Shp)
+    return Shp.takeError();
+  auto Y = emitOne(OpKind::Reshape, {*Shifted, *Shp}, Results[0]);
   return Y ? llvm::Error::success() : Y.takeError();
 }
 

@@ -91,8 +91,10 @@ static const OpVersions VersionTable[] = {
     {"Greater", {1, 7, 9, 13}},
     {"GreaterOrEqual", {12, 16}},
     {"HardSigmoid", {1, 6, 22}},
+    {"GroupNormalization", {18, 21}},
     {"HardSwish", {14, 22}},
     {"Identity", {1, 13, 14, 16, 19, 21, 23, 24, 25}},
+    {"InstanceNormalization", {1, 6, 22}},
     {"IsInf", {10, 20}},
     {"IsNaN", {9, 13, 20}},
     {"LRN", {1, 13}},
@@ -664,6 +666,10 @@ llvm::Error NodeConverter::run() {
     return lowerDepthToSpace();
   if (NP.op_type() == "SpaceToDepth")
     return lowerSpaceToDepth();
+  if (NP.op_type() == "InstanceNormalization")
+    return lowerGroupNorm(/*Instance=*/true);
+  if (NP.op_type() == "GroupNormalization")
+    return lowerGroupNorm(/*Instance=*/false);
   if (isReduceOp(Kind))
     return convertAxesAttr(/*Required=*/false);
   switch (Kind) {

@@ -1,14 +1,15 @@
 //===- LoweredOpsTest.cpp - ONNX ops imported as compositions -------------===//
 //
 // DepthToSpace (DCR and CRD) and SpaceToDepth are imported as
-// Reshape/Transpose/Reshape (frontend/OpLowering.cpp): hand-checked
-// results through the reference executor, a symbolic batch and height,
-// the round trip, and the errors naming the node.
+// Reshape/Transpose/Reshape, InstanceNormalization and GroupNormalization
+// as LayerNormalization with an affine step (frontend/OpLowering.cpp):
+// hand-checked results through the reference executor, symbolic dims, the
+// round trip, per-group (18) and per-channel (21) GroupNormalization
+// parameters, and the errors naming the node.
 //
 //===----------------------------------------------------------------------===//
 #include "NodeRunner.h"
-#include "runtime/reference/ReferenceExecutor.h"
-#include "tests/frontend/ModelBuilder.h"
+#include "tests/reference/ImportAndRun.h"
 
 using namespace solder;
 using namespace solder::testing;
@@ -35,17 +36,8 @@ Tensor runOne(int64_t Opset, const std::string &Op,
               const std::string &Mode = "", int64_t Block = 2) {
   ModelBuilder B(Opset);
   addBlockNode(B, Op, Dims, Mode, Block);
-  auto G = B.import();
-  if (!G) {
-    ADD_FAILURE() << llvm::toString(G.takeError());
-    return Tensor();
-  }
-  auto R = runReference(**G, {X});
-  if (!R) {
-    ADD_FAILURE() << llvm::toString(R.takeError());
-    return Tensor();
-  }
-  return (*R)[0];
+  auto R = importAndRun(B, {X});
+  return R.empty() ? Tensor() : R[0];
 }
 
 Tensor iota(llvm::ArrayRef<int64_t> Dims) {
@@ -129,6 +121,93 @@ TEST(LoweredOpsTest, BadInputsNameTheNode) {
   EXPECT_NE(E.find("channel dim"), std::string::npos) << E;
   E = importErrorOf("SpaceToDepth", {"1", "2", "4", "4"}, "", 0);
   EXPECT_NE(E.find("blocksize must be positive"), std::string::npos) << E;
+}
+
+/// One normalization node 'n' on x (float Dims) with scale s and bias b.
+ModelBuilder &addNormNode(ModelBuilder &B, const std::string &Op,
+                          const std::vector<std::string> &Dims,
+                          int64_t Groups) {
+  B.input("x", Dims);
+  B.input("s", {"P"});
+  B.input("b", {"P"});
+  auto &N = B.node(Op, {"x", "s", "b"}, {"y"}, "n");
+  setFloat(N, "epsilon", 0);
+  if (Groups)
+    setInt(N, "num_groups", Groups);
+  B.output("y");
+  return B;
+}
+
+TEST(LoweredOpsTest, InstanceNormalizationPerChannel) {
+  // Channel 0 [1, 3]: mean 2, variance 1; channel 1 [5, 9]: mean 7,
+  // variance 4. Both normalize to [-1, 1], then scale [2, 0.5] and bias
+  // [0, 10] per channel.
+  for (int64_t Opset : {1, 6, 22}) {
+    ModelBuilder B(Opset);
+    addNormNode(B, "InstanceNormalization", {"N", "2", "2"}, 0);
+    auto R = importAndRun(B, {make(DType::F32, {1, 2, 2}, {1, 3, 5, 9}),
+                              make(DType::F32, {2}, {2, 0.5}),
+                              make(DType::F32, {2}, {0, 10})});
+    ASSERT_EQ(R.size(), 1u) << "opset " << Opset;
+    EXPECT_EQ(dimsOf(R[0]), (IV{1, 2, 2}));
+    expectValues(R[0], {-2, 2, 9.5, 10.5});
+  }
+}
+
+TEST(LoweredOpsTest, GroupNormalizationParametersPerGroupThenPerChannel) {
+  // Groups of two channels of one element: [1, 3] and [5, 7] both
+  // normalize to [-1, 1].
+  Tensor X = make(DType::F32, {1, 4, 1}, {1, 3, 5, 7});
+  ModelBuilder B18(18);
+  addNormNode(B18, "GroupNormalization", {"1", "4", "1"}, 2);
+  auto R18 = importAndRun(
+      B18, {X, make(DType::F32, {2}, {2, 3}), make(DType::F32, {2}, {1, -1})});
+  ASSERT_EQ(R18.size(), 1u);
+  expectValues(R18[0], {-1, 3, -4, 2});
+  ModelBuilder B21(21);
+  addNormNode(B21, "GroupNormalization", {"1", "4", "1"}, 2);
+  auto R21 = importAndRun(B21, {X, make(DType::F32, {4}, {1, 2, 3, 4}),
+                                make(DType::F32, {4}, {0, 0, 1, 1})});
+  ASSERT_EQ(R21.size(), 1u);
+  expectValues(R21[0], {-1, 2, -2, 5});
+}
+
+TEST(LoweredOpsTest, NormalizationsKeepStatisticsInFp32AndRefuseBadInputs) {
+  ModelBuilder B(21);
+  addNormNode(B, "GroupNormalization", {"1", "4", "3"}, 2);
+  ASSERT_IMPORTS(G, B);
+  Node *LN = firstNode(G, OpKind::LayerNormalization);
+  ASSERT_TRUE(LN);
+  EXPECT_EQ(LN->attrs().getInt("stash_type", 0), 1);
+  EXPECT_EQ(LN->attrs().getInt("axis", 0), 2);
+
+  ModelBuilder Odd(21);
+  addNormNode(Odd, "GroupNormalization", {"1", "6", "3"}, 4);
+  std::string E = errorText(Odd.import());
+  EXPECT_NE(E.find("GroupNormalization node 'n'"), std::string::npos) << E;
+  EXPECT_NE(E.find("not a multiple of num_groups"), std::string::npos) << E;
+  ModelBuilder None(18);
+  addNormNode(None, "GroupNormalization", {"1", "6", "3"}, 0);
+  E = errorText(None.import());
+  EXPECT_NE(E.find("no 'num_groups'"), std::string::npos) << E;
+  ModelBuilder Wrong(21);
+  Wrong.input("x", {"1", "4", "3"});
+  Wrong.input("s", {"2"});
+  Wrong.input("b", {"2"});
+  setInt(Wrong.node("GroupNormalization", {"x", "s", "b"}, {"y"}, "n"),
+         "num_groups", 2);
+  Wrong.output("y");
+  E = errorText(Wrong.import());
+  EXPECT_NE(E.find("scale and bias must have shape [C]"), std::string::npos)
+      << E;
+  ModelBuilder Ints(6);
+  Ints.input("x", {"1", "2", "2"}, onnx::TensorProto::INT32);
+  Ints.input("s", {"2"});
+  Ints.input("b", {"2"});
+  Ints.node("InstanceNormalization", {"x", "s", "b"}, {"y"}, "n");
+  Ints.output("y");
+  E = errorText(Ints.import());
+  EXPECT_NE(E.find("expects a float input"), std::string::npos) << E;
 }
 
 } // namespace

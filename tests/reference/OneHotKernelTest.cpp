@@ -8,8 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "NodeRunner.h"
 #include "ir/OpKind.h"
-#include "runtime/reference/ReferenceExecutor.h"
-#include "tests/frontend/ModelBuilder.h"
+#include "tests/reference/ImportAndRun.h"
 
 using namespace solder;
 using namespace solder::testing;
@@ -74,17 +73,8 @@ Tensor runOneHotModel(int64_t Opset) {
   B.initFloats("v", {0, 1}, {2});
   B.node("OneHot", {"i", "d", "v"}, {"y"});
   B.output("y");
-  auto G = B.import();
-  if (!G) {
-    ADD_FAILURE() << llvm::toString(G.takeError());
-    return Tensor();
-  }
-  auto R = runReference(**G, {make(DType::I64, {2}, {-1, 1})});
-  if (!R) {
-    ADD_FAILURE() << llvm::toString(R.takeError());
-    return Tensor();
-  }
-  return (*R)[0];
+  auto R = importAndRun(B, {make(DType::I64, {2}, {-1, 1})});
+  return R.empty() ? Tensor() : R[0];
 }
 
 TEST(OneHotKernelTest, OneHot9NegativeIndicesAreOff) {
