@@ -179,6 +179,9 @@ llvm::Error emitDataMovement(KernelBuilder &B);
 llvm::Error emitPool(KernelBuilder &B);
 llvm::Error emitCumSum(KernelBuilder &B);
 llvm::Error emitOneHot(KernelBuilder &B);
+llvm::Error emitResize(KernelBuilder &B);
+/// Resize's roi, scales and sizes must be constants to generate code.
+llvm::Error checkResizeOperands(const Node &N);
 
 /// The kernel of a FusedGroup node of kind reduction
 /// (FusedReductionEmitter.cpp).

@@ -393,6 +393,9 @@ emitKernel(const Node &N, const CodegenOptions &Opts, KernelNamer &Names) {
                         "generation");
   if (isHandledWithoutKernel(N))
     return std::nullopt;
+  if (N.kind() == OpKind::Resize) // says more than "needs static shapes"
+    if (auto E = checkResizeOperands(N))
+      return E;
   if (auto E = checkStatic(N))
     return E;
   if (Opts.BlockSize == 0 || Opts.BlockSize % 32 || Opts.BlockSize > 1024)
@@ -418,6 +421,9 @@ emitKernel(const Node &N, const CodegenOptions &Opts, KernelNamer &Names) {
     break;
   case OpKind::OneHot:
     E = emitOneHot(B);
+    break;
+  case OpKind::Resize:
+    E = emitResize(B);
     break;
   default:
     switch (getOpInfo(N.kind()).Fusion) {

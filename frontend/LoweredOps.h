@@ -16,7 +16,7 @@ namespace onnximport {
 
 /// Whether OpType is a default-domain op the frontend lowers into other IR
 /// ops (DepthToSpace, SpaceToDepth, InstanceNormalization,
-/// GroupNormalization).
+/// GroupNormalization; Upsample becomes Resize).
 bool isLoweredOp(llvm::StringRef OpType);
 
 } // namespace onnximport

@@ -138,6 +138,9 @@ private:
   llvm::Error convertDropout();
   llvm::Error convertCast();
   llvm::Error convertOneHot9();
+  llvm::Error convertResize10(Value *Scales);
+  llvm::Error convertResize();
+  llvm::Error lowerUpsample();
 
   // Ops with no IR op of their own, rewritten into IR ops
   // (frontend/OpLowering.cpp).

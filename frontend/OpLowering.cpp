@@ -39,7 +39,8 @@ namespace onnximport {
 
 bool isLoweredOp(llvm::StringRef OpType) {
   return OpType == "DepthToSpace" || OpType == "SpaceToDepth" ||
-         OpType == "InstanceNormalization" || OpType == "GroupNormalization";
+         OpType == "InstanceNormalization" || OpType == "GroupNormalization" ||
+         OpType == "Upsample";
 }
 
 llvm::Expected<Value *> NodeConverter::reshapeTo(Value *X,

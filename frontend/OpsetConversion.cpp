@@ -132,6 +132,7 @@ static const OpVersions VersionTable[] = {
     {"ReduceSumSquare", {1, 11, 13, 18}},
     {"Relu", {1, 6, 13, 14}},
     {"Reshape", {1, 5, 13, 14, 19, 21, 23, 24, 25}},
+    {"Resize", {10, 11, 13, 18, 19}},
     {"Round", {11, 22}},
     {"Selu", {1, 6, 22}},
     {"Shape", {1, 13, 15, 19, 21, 23, 24, 25}},
@@ -155,6 +156,7 @@ static const OpVersions VersionTable[] = {
     {"Transpose", {1, 13, 21, 23, 24, 25}},
     {"Trilu", {14}},
     {"Unsqueeze", {1, 11, 13, 21, 23, 24, 25}},
+    {"Upsample", {7, 9}},
     {"Where", {9, 16}},
 };
 
@@ -657,6 +659,56 @@ llvm::Error NodeConverter::convertOneHot9() {
   return emitMain({(*Safe)->result(), Depth, operand(2)}, resultNames());
 }
 
+/// Resize-10 (X, scales) and Upsample (scales an attribute before 9, an
+/// input after) resize as x / scale, floored for nearest: opset 11's
+/// asymmetric coordinates with nearest_mode floor.
+llvm::Error NodeConverter::convertResize10(Value *Scales) {
+  std::string Mode = "nearest";
+  if (AttributeProto *A = take("mode", AttributeProto::STRING))
+    Mode = A->s();
+  if (!Err.empty())
+    return error(Err);
+  if (Mode != "nearest" && Mode != "linear")
+    return error("mode '" + Mode + "' is not nearest or linear");
+  if (!operand(0) || !Scales)
+    return error("expects X and scales");
+  Out.set("mode", Mode);
+  Out.set("coordinate_transformation_mode", std::string("asymmetric"));
+  Out.set("nearest_mode", std::string("floor"));
+  // Named, not Kind: Upsample has no IR op of its own.
+  auto N = emit(OpKind::Resize, {operand(0), nullptr, Scales, nullptr},
+                resultNames());
+  return N ? llvm::Error::success() : N.takeError();
+}
+
+/// Resize from 11 on: an empty constant roi, scales or sizes (opset 11
+/// needed placeholders for the inputs before the one it meant) is absent.
+llvm::Error NodeConverter::convertResize() {
+  if (Version < 11)
+    return convertResize10(operand(1));
+  llvm::SmallVector<Value *, 4> Ops(Operands.begin(), Operands.end());
+  for (size_t I = 1; I < Ops.size(); ++I)
+    if (Ops[I] && Ops[I]->constant() && Ops[I]->constant()->numElements() == 0)
+      Ops[I] = nullptr;
+  return emitMain(Ops, resultNames());
+}
+
+llvm::Error NodeConverter::lowerUpsample() {
+  if (Version >= 9)
+    return convertResize10(operand(1));
+  std::optional<std::vector<float>> Scales;
+  if (AttributeProto *A = take("scales", AttributeProto::FLOATS))
+    Scales = std::vector<float>(A->floats().begin(), A->floats().end());
+  if (!Err.empty())
+    return error(Err);
+  if (!Scales)
+    return error("has no 'scales' attribute");
+  Value *S =
+      C.addConstant(base() + ".scales",
+                    Tensor::fromFloats(*Scales, {int64_t(Scales->size())}));
+  return convertResize10(S);
+}
+
 llvm::Error NodeConverter::run() {
   // consumed_inputs (version 1 of many ops) only described in-place reuse
   // for old runtimes.
@@ -666,6 +718,8 @@ llvm::Error NodeConverter::run() {
     return lowerDepthToSpace();
   if (NP.op_type() == "SpaceToDepth")
     return lowerSpaceToDepth();
+  if (NP.op_type() == "Upsample")
+    return lowerUpsample();
   if (NP.op_type() == "InstanceNormalization")
     return lowerGroupNorm(/*Instance=*/true);
   if (NP.op_type() == "GroupNormalization")
@@ -724,6 +778,8 @@ llvm::Error NodeConverter::run() {
     return convertCast();
   case OpKind::OneHot:
     return Version < 11 ? convertOneHot9() : emitDefault();
+  case OpKind::Resize:
+    return convertResize();
   case OpKind::Concat:
     if (Version < 4 && !has("axis"))
       Out.set("axis", int64_t(1)); // Concat-1's default

@@ -66,6 +66,15 @@ const AttrSpec IsInfAttrs[] = {{"detect_negative", K::Int},
 const AttrSpec ModAttrs[] = {{"fmod", K::Int}};
 const AttrSpec CumSumAttrs[] = {{"exclusive", K::Int}, {"reverse", K::Int}};
 const AttrSpec TriluAttrs[] = {{"upper", K::Int}};
+const AttrSpec ResizeAttrs[] = {{"antialias", K::Int},
+                                {"axes", K::Ints},
+                                {"coordinate_transformation_mode", K::String},
+                                {"cubic_coeff_a", K::Float},
+                                {"exclude_outside", K::Int},
+                                {"extrapolation_value", K::Float},
+                                {"keep_aspect_ratio_policy", K::String},
+                                {"mode", K::String},
+                                {"nearest_mode", K::String}};
 const AttrSpec FusedGroupAttrs[] = {
     {"id", K::Int}, {"kind", K::String}, {"members", K::Strings}};
 
@@ -243,6 +252,8 @@ Extra extraFor(OpKind Op) {
     return {specs(CumSumAttrs), cumSum};
   case OpKind::OneHot:
     return {specs(AxisAttrs), oneHot};
+  case OpKind::Resize:
+    return {specs(ResizeAttrs), resize};
   case OpKind::FusedGroup:
     return {specs(FusedGroupAttrs), fusedGroup};
   }

@@ -61,6 +61,9 @@ const PrecisionRule Policy[] = {
     {OpKind::ReduceLogSum, false, "sums in fp32 inside its kernel"},
     {OpKind::ReduceLogSumExp, false,
      "max-shifted exp sums in fp32 inside its kernel"},
+    {OpKind::Resize, false,
+     "tap weights and sums in fp32 inside its kernel; the result is stored "
+     "reduced"},
     {OpKind::Erf, false, "erf (and GELU's erf) in fp32 inside the kernel"},
     {OpKind::Gelu, false, "computed in fp32 inside the kernel"},
     {OpKind::Log, false, "computed in fp32 inside the kernel"},

@@ -2,7 +2,7 @@
 //
 // Internal to ir/: the registry table in OpRegistry.cpp points at these.
 // Grouped by op family into ElementwiseInfer.cpp, DataMovementInfer.cpp,
-// NeuralNetInfer.cpp and OneHotInfer.cpp.
+// NeuralNetInfer.cpp, OneHotInfer.cpp and ResizeInfer.cpp.
 //
 //===----------------------------------------------------------------------===//
 #ifndef SOLDER_IR_OPS_INFERFUNCTIONS_H
@@ -47,8 +47,9 @@ llvm::Error shape(InferContext &C);
 llvm::Error constantOfShape(InferContext &C);
 llvm::Error range(InferContext &C);
 
-// OneHotInfer.cpp
+// OneHotInfer.cpp, ResizeInfer.cpp
 llvm::Error oneHot(InferContext &C);
+llvm::Error resize(InferContext &C);
 
 // NeuralNetInfer.cpp
 llvm::Error reduce(InferContext &C);

@@ -641,3 +641,44 @@ TEST(OpsetConversion, ArgMinAxisOutOfRangeNamesTheNode) {
   EXPECT_NE(E.find("ArgMin node 'am'"), std::string::npos) << E;
   EXPECT_NE(E.find("out of range"), std::string::npos) << E;
 }
+
+TEST(OpsetConversion, Resize11EmptyPlaceholdersAreAbsent) {
+  ModelBuilder B(11);
+  B.input("x", {"1", "1", "2", "3"});
+  B.initFloats("roi", {}, {0});
+  B.initFloats("scales", {}, {0});
+  B.initInt64s("sizes", {1, 1, 4, 5});
+  auto &N = B.node("Resize", {"x", "roi", "scales", "sizes"}, {"y"});
+  setString(N, "mode", "linear");
+  B.output("y");
+  ASSERT_IMPORTS(G, B);
+  Node *R = firstNode(G, OpKind::Resize);
+  ASSERT_TRUE(R);
+  EXPECT_EQ(R->operand(1), nullptr);
+  EXPECT_EQ(R->operand(2), nullptr);
+  EXPECT_EQ(typeToString(R->result()->type()), "f32[1,1,4,5]");
+}
+
+TEST(OpsetConversion, UpsampleAndResize10AreAsymmetricFloor) {
+  ModelBuilder B(7);
+  B.input("x", {"1", "1", "2", "2"});
+  setFloats(B.node("Upsample", {"x"}, {"y"}), "scales", {1, 1, 2, 3});
+  B.output("y");
+  ASSERT_IMPORTS(G, B);
+  Node *R = firstNode(G, OpKind::Resize);
+  ASSERT_TRUE(R);
+  EXPECT_EQ(R->attrs().getString("coordinate_transformation_mode", ""),
+            "asymmetric");
+  EXPECT_EQ(R->attrs().getString("nearest_mode", ""), "floor");
+  EXPECT_EQ(typeToString(R->result()->type()), "f32[1,1,4,6]");
+
+  ModelBuilder C(10);
+  C.input("x", {"1", "1", "2", "2"});
+  C.input("s", {"4"});
+  setString(C.node("Resize", {"x", "s"}, {"y"}, "r10"), "mode", "cubic");
+  C.output("y");
+  std::string E = errorText(C.import());
+  EXPECT_NE(E.find("Resize node 'r10'"), std::string::npos) << E;
+  EXPECT_NE(E.find("mode 'cubic' is not nearest or linear"), std::string::npos)
+      << E;
+}
