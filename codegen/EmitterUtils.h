@@ -180,6 +180,7 @@ llvm::Error emitPool(KernelBuilder &B);
 llvm::Error emitCumSum(KernelBuilder &B);
 llvm::Error emitOneHot(KernelBuilder &B);
 llvm::Error emitResize(KernelBuilder &B);
+llvm::Error emitTopK(KernelBuilder &B);
 /// Resize's roi, scales and sizes must be constants to generate code.
 llvm::Error checkResizeOperands(const Node &N);
 

@@ -425,6 +425,9 @@ emitKernel(const Node &N, const CodegenOptions &Opts, KernelNamer &Names) {
   case OpKind::Resize:
     E = emitResize(B);
     break;
+  case OpKind::TopK:
+    E = emitTopK(B);
+    break;
   default:
     switch (getOpInfo(N.kind()).Fusion) {
     case FusionKind::Elementwise:

@@ -140,6 +140,7 @@ private:
   llvm::Error convertOneHot9();
   llvm::Error convertResize10(Value *Scales);
   llvm::Error convertResize();
+  llvm::Error convertTopK();
   llvm::Error lowerUpsample();
 
   // Ops with no IR op of their own, rewritten into IR ops

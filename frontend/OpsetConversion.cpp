@@ -153,6 +153,7 @@ static const OpVersions VersionTable[] = {
     {"Tan", {7, 22}},
     {"Tanh", {1, 6, 13}},
     {"Tile", {1, 6, 13}},
+    {"TopK", {1, 10, 11}},
     {"Transpose", {1, 13, 21, 23, 24, 25}},
     {"Trilu", {14}},
     {"Unsqueeze", {1, 11, 13, 21, 23, 24, 25}},
@@ -709,6 +710,23 @@ llvm::Error NodeConverter::lowerUpsample() {
   return convertResize10(S);
 }
 
+/// TopK-1: k an attribute (an operand from 10); results are kept even when
+/// only one is used.
+llvm::Error NodeConverter::convertTopK() {
+  Value *K = operand(1);
+  if (Version < 10) {
+    int64_t KAttr = getInt("k", -1);
+    if (!Err.empty())
+      return error(Err);
+    if (KAttr < 0)
+      return error("has no 'k' attribute");
+    K = C.constInt64s(base() + ".k", {KAttr});
+  }
+  if (!operand(0) || !K)
+    return error("expects X and K");
+  return emitMain({operand(0), K}, resultNames());
+}
+
 llvm::Error NodeConverter::run() {
   // consumed_inputs (version 1 of many ops) only described in-place reuse
   // for old runtimes.
@@ -780,6 +798,8 @@ llvm::Error NodeConverter::run() {
     return Version < 11 ? convertOneHot9() : emitDefault();
   case OpKind::Resize:
     return convertResize();
+  case OpKind::TopK:
+    return convertTopK();
   case OpKind::Concat:
     if (Version < 4 && !has("axis"))
       Out.set("axis", int64_t(1)); // Concat-1's default

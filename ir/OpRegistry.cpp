@@ -66,6 +66,8 @@ const AttrSpec IsInfAttrs[] = {{"detect_negative", K::Int},
 const AttrSpec ModAttrs[] = {{"fmod", K::Int}};
 const AttrSpec CumSumAttrs[] = {{"exclusive", K::Int}, {"reverse", K::Int}};
 const AttrSpec TriluAttrs[] = {{"upper", K::Int}};
+const AttrSpec TopKAttrs[] = {
+    {"axis", K::Int}, {"largest", K::Int}, {"sorted", K::Int}};
 const AttrSpec ResizeAttrs[] = {{"antialias", K::Int},
                                 {"axes", K::Ints},
                                 {"coordinate_transformation_mode", K::String},
@@ -254,6 +256,8 @@ Extra extraFor(OpKind Op) {
     return {specs(AxisAttrs), oneHot};
   case OpKind::Resize:
     return {specs(ResizeAttrs), resize};
+  case OpKind::TopK:
+    return {specs(TopKAttrs), topK};
   case OpKind::FusedGroup:
     return {specs(FusedGroupAttrs), fusedGroup};
   }

@@ -47,9 +47,10 @@ llvm::Error shape(InferContext &C);
 llvm::Error constantOfShape(InferContext &C);
 llvm::Error range(InferContext &C);
 
-// OneHotInfer.cpp, ResizeInfer.cpp
+// OneHotInfer.cpp, ResizeInfer.cpp (and TopK's)
 llvm::Error oneHot(InferContext &C);
 llvm::Error resize(InferContext &C);
+llvm::Error topK(InferContext &C);
 
 // NeuralNetInfer.cpp
 llvm::Error reduce(InferContext &C);

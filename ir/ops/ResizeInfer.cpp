@@ -1,4 +1,4 @@
-//===- ResizeInfer.cpp - Resize shape inference ---------------------------===//
+//===- ResizeInfer.cpp - Resize and TopK shape inference ------------------===//
 //
 // Resize (X, roi?, scales?, sizes?): X's type with the resized dims from
 // constant scales (floor(dim * scale)) or sizes (keep_aspect_ratio_policy
@@ -54,6 +54,35 @@ llvm::Error resize(InferContext &C) {
       Out[*D] = Dim::unknown();
   }
   C.setResultType(0, TensorType(X.Elem, Out));
+  return llvm::Error::success();
+}
+
+/// TopK (X, K): X's shape with K along the axis (unknown when K is not a
+/// constant); values in X's type, indices i64.
+llvm::Error topK(InferContext &C) {
+  const TensorType &X = C.operandType(0);
+  if (X.rank() == 0)
+    return C.error("input must have rank >= 1");
+  int64_t AxisAttr = C.attrs().getInt("axis", -1);
+  auto Axis = normalizeAxis(AxisAttr, X.rank());
+  if (!Axis)
+    return C.error("axis " + llvm::Twine(AxisAttr) + " out of range for " +
+                   typeToString(X));
+  if (X.Elem == DType::Bool)
+    return C.error("input must be numeric, got bool");
+  Shape Out = X.Dims;
+  Out[*Axis] = Dim::unknown();
+  if (auto K = constInts(C, 1)) {
+    if (K->size() != 1 || (*K)[0] < 0)
+      return C.error("k must be one non-negative value");
+    const Dim &Len = X.Dims[*Axis];
+    if (Len.isStatic() && (*K)[0] > Len.size())
+      return C.error("k = " + llvm::Twine((*K)[0]) + " exceeds the axis (" +
+                     llvm::Twine(Len.size()) + ")");
+    Out[*Axis] = Dim((*K)[0]);
+  }
+  C.setResultType(0, TensorType(X.Elem, Out));
+  C.setResultType(1, TensorType(DType::I64, Out));
   return llvm::Error::success();
 }
 
