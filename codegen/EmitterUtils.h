@@ -181,6 +181,8 @@ llvm::Error emitCumSum(KernelBuilder &B);
 llvm::Error emitOneHot(KernelBuilder &B);
 llvm::Error emitResize(KernelBuilder &B);
 llvm::Error emitTopK(KernelBuilder &B);
+llvm::Error emitScatterElements(KernelBuilder &B);
+llvm::Error emitScatterND(KernelBuilder &B);
 /// Resize's roi, scales and sizes must be constants to generate code.
 llvm::Error checkResizeOperands(const Node &N);
 

@@ -428,6 +428,12 @@ emitKernel(const Node &N, const CodegenOptions &Opts, KernelNamer &Names) {
   case OpKind::TopK:
     E = emitTopK(B);
     break;
+  case OpKind::ScatterElements:
+    E = emitScatterElements(B);
+    break;
+  case OpKind::ScatterND:
+    E = emitScatterND(B);
+    break;
   default:
     switch (getOpInfo(N.kind()).Fusion) {
     case FusionKind::Elementwise:

@@ -40,7 +40,7 @@ namespace onnximport {
 bool isLoweredOp(llvm::StringRef OpType) {
   return OpType == "DepthToSpace" || OpType == "SpaceToDepth" ||
          OpType == "InstanceNormalization" || OpType == "GroupNormalization" ||
-         OpType == "Upsample";
+         OpType == "Upsample" || OpType == "Scatter";
 }
 
 llvm::Expected<Value *> NodeConverter::reshapeTo(Value *X,

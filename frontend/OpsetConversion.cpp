@@ -134,6 +134,9 @@ static const OpVersions VersionTable[] = {
     {"Reshape", {1, 5, 13, 14, 19, 21, 23, 24, 25}},
     {"Resize", {10, 11, 13, 18, 19}},
     {"Round", {11, 22}},
+    {"Scatter", {9}},
+    {"ScatterElements", {11, 13, 16, 18}},
+    {"ScatterND", {11, 13, 16, 18}},
     {"Selu", {1, 6, 22}},
     {"Shape", {1, 13, 15, 19, 21, 23, 24, 25}},
     {"Sigmoid", {1, 6, 13}},
@@ -738,6 +741,10 @@ llvm::Error NodeConverter::run() {
     return lowerSpaceToDepth();
   if (NP.op_type() == "Upsample")
     return lowerUpsample();
+  if (NP.op_type() == "Scatter") { // ScatterElements' old name (9, 10)
+    auto N = emit(OpKind::ScatterElements, Operands, resultNames());
+    return N ? llvm::Error::success() : N.takeError();
+  }
   if (NP.op_type() == "InstanceNormalization")
     return lowerGroupNorm(/*Instance=*/true);
   if (NP.op_type() == "GroupNormalization")

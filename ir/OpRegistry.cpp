@@ -68,6 +68,9 @@ const AttrSpec CumSumAttrs[] = {{"exclusive", K::Int}, {"reverse", K::Int}};
 const AttrSpec TriluAttrs[] = {{"upper", K::Int}};
 const AttrSpec TopKAttrs[] = {
     {"axis", K::Int}, {"largest", K::Int}, {"sorted", K::Int}};
+const AttrSpec ScatterElementsAttrs[] = {{"axis", K::Int},
+                                         {"reduction", K::String}};
+const AttrSpec ScatterNDAttrs[] = {{"reduction", K::String}};
 const AttrSpec ResizeAttrs[] = {{"antialias", K::Int},
                                 {"axes", K::Ints},
                                 {"coordinate_transformation_mode", K::String},
@@ -258,6 +261,10 @@ Extra extraFor(OpKind Op) {
     return {specs(ResizeAttrs), resize};
   case OpKind::TopK:
     return {specs(TopKAttrs), topK};
+  case OpKind::ScatterElements:
+    return {specs(ScatterElementsAttrs), scatterElements};
+  case OpKind::ScatterND:
+    return {specs(ScatterNDAttrs), scatterND};
   case OpKind::FusedGroup:
     return {specs(FusedGroupAttrs), fusedGroup};
   }

@@ -2,7 +2,7 @@
 //
 // Internal to ir/: the registry table in OpRegistry.cpp points at these.
 // Grouped by op family into ElementwiseInfer.cpp, DataMovementInfer.cpp,
-// NeuralNetInfer.cpp, OneHotInfer.cpp and ResizeInfer.cpp.
+// NeuralNetInfer.cpp, OneHotInfer.cpp, ResizeInfer.cpp and ScatterInfer.cpp.
 //
 //===----------------------------------------------------------------------===//
 #ifndef SOLDER_IR_OPS_INFERFUNCTIONS_H
@@ -51,6 +51,10 @@ llvm::Error range(InferContext &C);
 llvm::Error oneHot(InferContext &C);
 llvm::Error resize(InferContext &C);
 llvm::Error topK(InferContext &C);
+
+// ScatterInfer.cpp
+llvm::Error scatterElements(InferContext &C);
+llvm::Error scatterND(InferContext &C);
 
 // NeuralNetInfer.cpp
 llvm::Error reduce(InferContext &C);
