@@ -16,7 +16,8 @@ namespace onnximport {
 
 /// Whether OpType is a default-domain op the frontend lowers into other IR
 /// ops (DepthToSpace, SpaceToDepth, InstanceNormalization,
-/// GroupNormalization; Upsample becomes Resize, Scatter ScatterElements).
+/// GroupNormalization, Einsum; Upsample becomes Resize, Scatter
+/// ScatterElements).
 bool isLoweredOp(llvm::StringRef OpType);
 
 } // namespace onnximport

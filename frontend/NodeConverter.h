@@ -148,6 +148,11 @@ private:
   llvm::Error lowerDepthToSpace();
   llvm::Error lowerSpaceToDepth();
   llvm::Error lowerGroupNorm(bool Instance);
+  llvm::Error lowerEinsum();
+  /// Transpose X to Perm (nothing for the identity) and reshape to Dims.
+  llvm::Expected<Value *> arrange(Value *X, llvm::ArrayRef<int64_t> Perm,
+                                  llvm::ArrayRef<int64_t> Dims,
+                                  const std::string &Result = "");
   llvm::Expected<Value *> emitOne(OpKind K, llvm::ArrayRef<Value *> Ops,
                                   const std::string &Result = "");
   /// Reshape X to Dims (0 copies X's dim, -1 is inferred), named Result

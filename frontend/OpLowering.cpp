@@ -40,7 +40,7 @@ namespace onnximport {
 bool isLoweredOp(llvm::StringRef OpType) {
   return OpType == "DepthToSpace" || OpType == "SpaceToDepth" ||
          OpType == "InstanceNormalization" || OpType == "GroupNormalization" ||
-         OpType == "Upsample" || OpType == "Scatter";
+         OpType == "Upsample" || OpType == "Scatter" || OpType == "Einsum";
 }
 
 llvm::Expected<Value *> NodeConverter::reshapeTo(Value *X,

@@ -74,6 +74,7 @@ static const OpVersions VersionTable[] = {
     {"CumSum", {11, 14}},
     {"Div", {1, 6, 7, 13, 14}},
     {"Dropout", {1, 6, 7, 10, 12, 13, 22}},
+    {"Einsum", {12}},
     {"Elu", {1, 6, 22}},
     {"Equal", {1, 7, 11, 13, 19}},
     {"Erf", {9, 13}},
@@ -741,6 +742,8 @@ llvm::Error NodeConverter::run() {
     return lowerSpaceToDepth();
   if (NP.op_type() == "Upsample")
     return lowerUpsample();
+  if (NP.op_type() == "Einsum")
+    return lowerEinsum();
   if (NP.op_type() == "Scatter") { // ScatterElements' old name (9, 10)
     auto N = emit(OpKind::ScatterElements, Operands, resultNames());
     return N ? llvm::Error::success() : N.takeError();
