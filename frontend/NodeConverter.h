@@ -149,6 +149,9 @@ private:
   llvm::Error lowerSpaceToDepth();
   llvm::Error lowerGroupNorm(bool Instance);
   llvm::Error lowerEinsum();
+  /// Reshape V to Like's shape (a constant when static, else Shape(Like)).
+  llvm::Expected<Value *> reshapeLike(Value *V, Value *Like,
+                                      const std::string &Result);
   /// Transpose X to Perm (nothing for the identity) and reshape to Dims.
   llvm::Expected<Value *> arrange(Value *X, llvm::ArrayRef<int64_t> Perm,
                                   llvm::ArrayRef<int64_t> Dims,

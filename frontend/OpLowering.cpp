@@ -28,7 +28,9 @@
 //
 // LayerNormalization computes exactly (x - mean) / sqrt(var + epsilon) over
 // its row, the ONNX formula, with the statistics in fp32 as stash_type=1
-// asks; the Mul and Add join its row kernel as an epilogue.
+// asks. The reshape back and the Mul and Add become one loop kernel after
+// the row kernel (loop fusion does not put a Reshape in a row kernel's
+// epilogue).
 //
 //===----------------------------------------------------------------------===//
 #include "frontend/LoweredOps.h"
@@ -183,6 +185,25 @@ llvm::Expected<Value *> NodeConverter::emitOne(OpKind K,
   return (*N)->result();
 }
 
+llvm::Expected<Value *> NodeConverter::reshapeLike(Value *V, Value *Like,
+                                                   const std::string &Result) {
+  // A static shape as a constant keeps the result's type static at import,
+  // for the conversions of later nodes that need it.
+  if (Like->type().isStatic()) {
+    std::vector<int64_t> Dims;
+    for (const Dim &D : Like->type().Dims)
+      Dims.push_back(D.size());
+    if (llvm::is_contained(Dims, 0))
+      Dims.clear(); // a 0 would mean "copy"; go through Shape instead
+    else
+      return reshapeTo(V, Dims, Result);
+  }
+  auto Shp = emitOne(OpKind::Shape, {Like});
+  if (!Shp)
+    return Shp.takeError();
+  return emitOne(OpKind::Reshape, {V, *Shp}, Result);
+}
+
 llvm::Error NodeConverter::lowerGroupNorm(bool Instance) {
   float Eps = getFloat("epsilon", 1e-5f);
   int64_t Groups = Instance ? 0 : getInt("num_groups", 0);
@@ -241,10 +262,7 @@ llvm::Error NodeConverter::lowerGroupNorm(bool Instance) {
   Value *Normed = *Norm;
   std::vector<int64_t> ParamShape = {-1, 1};
   if (!PerGroup) {
-    auto Shp = emitOne(OpKind::Shape, {X});
-    if (!Shp)
-      return Shp.takeError();
-    auto Back = emitOne(OpKind::Reshape, {Normed, *Shp});
+    auto Back = reshapeLike(Normed, X, "");
     if (!Back)
       return Back.takeError();
     Normed = *Back;
@@ -267,10 +285,7 @@ llvm::Error NodeConverter::lowerGroupNorm(bool Instance) {
   auto Shifted = emitOne(OpKind::Add, {*Scaled, *B});
   if (!Shifted)
     return Shifted.takeError();
-  auto Shp = emitOne(OpKind::Shape, {X});
-  if (!Shp)
-    return Shp.takeError();
-  auto Y = emitOne(OpKind::Reshape, {*Shifted, *Shp}, Results[0]);
+  auto Y = reshapeLike(*Shifted, X, Results[0]);
   return Y ? llvm::Error::success() : Y.takeError();
 }
 
