@@ -189,6 +189,12 @@ std::string unsupportedOpLabel(const NodeProto &NP, int64_t Opset) {
     return "<empty op_type>"; // the empty label means "supported"
   bool Known = NP.op_type() == "Constant" || lookupOp(NP.op_type()) ||
                isLoweredOp(NP.op_type());
+  // Output shapes that depend on the data cannot be planned ahead: say so,
+  // rather than leave it to look like a gap in the op set.
+  static const char *const DataDependent[] = {"NonZero", "Unique", "Compress",
+                                              "NonMaxSuppression"};
+  if (!Known && llvm::is_contained(DataDependent, NP.op_type()))
+    return NP.op_type() + " (data-dependent output shape)";
   if (!Known)
     return NP.op_type();
   if (resolveOpVersion(NP.op_type(), Opset) == 0)

@@ -682,3 +682,19 @@ TEST(OpsetConversion, UpsampleAndResize10AreAsymmetricFloor) {
   EXPECT_NE(E.find("mode 'cubic' is not nearest or linear"), std::string::npos)
       << E;
 }
+
+TEST(OpsetConversion, DataDependentShapesAreRefusedAsSuch) {
+  ModelBuilder B(13);
+  B.input("x", {"2", "3"});
+  B.node("NonZero", {"x"}, {"i"}, "nz");
+  B.node("Unique", {"x"}, {"u"}, "uq");
+  B.output("i");
+  B.output("u");
+  std::string E = errorText(B.import());
+  EXPECT_NE(E.find("NonZero (data-dependent output shape) (nodes: nz)"),
+            std::string::npos)
+      << E;
+  EXPECT_NE(E.find("Unique (data-dependent output shape) (nodes: uq)"),
+            std::string::npos)
+      << E;
+}
