@@ -13,8 +13,10 @@
 //     B -> Transpose (batch, K, N) -> Reshape [batch..., prod K, prod N]
 //     MatMul -> Reshape [batch..., M..., N...] -> Transpose to the output.
 //
-// Dims must be static (the reshapes bake them) and a letter must have one
-// size everywhere (no broadcasting of 1). A repeated letter in a term (a
+// One letter each for M, K and N needs no Reshape (nor does one operand),
+// so symbolic dims are fine there; merging letters bakes static dims into
+// the reshapes. A letter must have one size everywhere (no broadcasting of
+// 1). A repeated letter in a term (a
 // diagonal), three or more operands, or anything else is refused with the
 // node and its equation.
 //
@@ -26,15 +28,19 @@
 namespace solder {
 namespace onnximport {
 
+static bool isIdentityPerm(llvm::ArrayRef<int64_t> Perm) {
+  for (size_t I = 0; I < Perm.size(); ++I)
+    if (Perm[I] != int64_t(I))
+      return false;
+  return true;
+}
+
 llvm::Expected<Value *> NodeConverter::arrange(Value *X,
                                                llvm::ArrayRef<int64_t> Perm,
                                                llvm::ArrayRef<int64_t> Dims,
                                                const std::string &Result) {
   Value *V = X;
-  bool Identity = true;
-  for (size_t I = 0; I < Perm.size(); ++I)
-    Identity &= Perm[I] == int64_t(I);
-  if (!Identity) {
+  if (!isIdentityPerm(Perm)) {
     auto T = transposeTo(V, Perm);
     if (!T)
       return T.takeError();
@@ -99,8 +105,8 @@ llvm::Error NodeConverter::lowerEinsum() {
   int64_t MaxEllipsis = 0;
   for (size_t T = 0; T < Terms.size(); ++T) {
     Value *X = Operands[T];
-    if (!X || !X->type().isStatic())
-      return Refuse("operand " + llvm::Twine(T) + " has no static shape");
+    if (!X)
+      return Refuse("operand " + llvm::Twine(T) + " is absent");
     int64_t Ell = 0;
     auto L = expandTerm(Terms[T], X->type().rank(), Ell);
     if (!L)
@@ -110,11 +116,14 @@ llvm::Error NodeConverter::lowerEinsum() {
       char Ch = (*L)[I];
       if (llvm::count(*L, Ch) > 1)
         return Refuse("a letter repeats within a term (a diagonal)");
-      int64_t D = X->type().Dims[I].size();
+      const Dim &XD = X->type().Dims[I];
+      int64_t D = XD.isStatic() ? XD.size() : -1; // -1: symbolic
       if (D == 0) // Reshape would read a 0 as "copy the input's dim"
         return Refuse("an operand has a dim of size 0");
       auto [It, New] = Size.try_emplace(Ch, D);
-      if (!New && It->second != D)
+      if (It->second < 0)
+        It->second = D;
+      else if (D >= 0 && It->second != D)
         return Refuse("a letter has sizes " + llvm::Twine(It->second) +
                       " and " + llvm::Twine(D));
     }
@@ -182,10 +191,18 @@ llvm::Error NodeConverter::lowerEinsum() {
       P.push_back(From.find(Ch));
     return P;
   };
-  if (Letters.size() == 1) {
-    auto Y = arrange(Vals[0], PermOf(Letters[0], OutL), OutDims, Results[0]);
+  // The result: V (letters From) transposed to the output's order.
+  auto Finish = [&](Value *V, const std::string &From) -> llvm::Error {
+    std::vector<int64_t> Perm = PermOf(From, OutL);
+    bool Identity = isIdentityPerm(Perm);
+    if (!Identity)
+      Out.set("perm", Perm);
+    auto Y = emitOne(Identity ? OpKind::Identity : OpKind::Transpose, {V},
+                     Results[0]);
     return Y ? llvm::Error::success() : Y.takeError();
-  }
+  };
+  if (Letters.size() == 1)
+    return Finish(Vals[0], Letters[0]);
   const std::string &LA = Letters[0], &LB = Letters[1];
   std::string Batch, M, N, K;
   for (char Ch : OutL) {
@@ -196,6 +213,34 @@ llvm::Error NodeConverter::lowerEinsum() {
   for (char Ch : LA)
     if (LB.find(Ch) != std::string::npos && OutL.find(Ch) == std::string::npos)
       K += Ch;
+  // One letter each for M, K and N (or no batch and one K and N: MatMul
+  // broadcasts a 2-D B over A's leading dims) needs no Reshape, so
+  // symbolic dims are fine.
+  if (K.size() == 1 && N.size() == 1 &&
+      (M.size() == 1 || (Batch.empty() && !M.empty()))) {
+    auto Moved = [&](Value *V, const std::string &From,
+                     const std::string &To) -> llvm::Expected<Value *> {
+      std::vector<int64_t> Perm = PermOf(From, To);
+      if (isIdentityPerm(Perm))
+        return V;
+      return transposeTo(V, Perm);
+    };
+    auto AT = Moved(Vals[0], LA, Batch + M + K);
+    if (!AT)
+      return AT.takeError();
+    auto BT = Moved(Vals[1], LB, Batch + K + N);
+    if (!BT)
+      return BT.takeError();
+    auto Mm = emitOne(OpKind::MatMul, {*AT, *BT});
+    if (!Mm)
+      return Mm.takeError();
+    return Finish(*Mm, Batch + M + N);
+  }
+  for (auto &[Ch, D] : Size)
+    if (D < 0)
+      return Refuse("letter '" + std::string(1, Ch) +
+                    "' has a symbolic size where the lowering must merge "
+                    "letters with a Reshape");
   auto Prod = [&](const std::string &S) {
     int64_t P = 1;
     for (char Ch : S)
