@@ -2,11 +2,10 @@
 //
 // The Reduce* ops over any axes, ArgMax/ArgMin (one thread per line),
 // Softmax, LogSoftmax, LayerNormalization and RMSNormalization share one
-// shape: the input's dims
-// split into kept dims (rows, in the result's order) and reduced dims (the
-// elements of a row). A group of threads owns a row and strides over its
-// elements; partial results combine with warp shuffles (and shared memory
-// across warps):
+// shape: the input's dims split into kept dims (rows, in the result's
+// order) and reduced dims (the elements of a row). A group of threads owns a
+// row and strides over its elements; partial results combine with warp shuffles
+// (and shared memory across warps):
 //
 //   row length <= 16    one thread per row, no cross-thread step
 //   row length <= 1024  one warp per row (8 rows per block)
@@ -125,8 +124,7 @@ bool isFloatish(DType T) { return isFloat(T); }
 } // namespace
 
 /// Helpers only the newer Reduce* kinds and ArgMax/ArgMin use, declared
-/// apart so that the other kernels' sources (and cache keys) stay as they
-/// were.
+/// apart so that only their kernels carry them.
 static const char *const MoreReduceHelpers =
     R"(template <typename T> __device__ __forceinline__ T solder_min(T a, T b) {
   // NaN-propagating, like numpy's min.
