@@ -152,8 +152,20 @@ private:
   std::optional<CudaPrinter::Scope> Loop;
 };
 
-/// How a row reduction combines elements.
-enum class RowReduceKind { Sum, Mean, Max };
+/// How a row reduction combines elements (the Reduce* ops; L2, LogSum and
+/// LogSumExp for float types only).
+enum class RowReduceKind {
+  Sum,
+  Mean,
+  Max,
+  Min,
+  Prod,
+  L1,
+  L2,
+  LogSum,
+  LogSumExp,
+  SumSquare
+};
 /// Y[row] = reduce over the Reduced dims of X, rows being the kept dims in
 /// order (Y's row-major layout). Used by Reduce* and the global pools.
 llvm::Error emitRowReduce(KernelBuilder &B, const Value *X, const Value *Y,
@@ -166,6 +178,13 @@ llvm::Error emitReduction(KernelBuilder &B);
 llvm::Error emitDataMovement(KernelBuilder &B);
 llvm::Error emitPool(KernelBuilder &B);
 llvm::Error emitCumSum(KernelBuilder &B);
+llvm::Error emitOneHot(KernelBuilder &B);
+llvm::Error emitResize(KernelBuilder &B);
+llvm::Error emitTopK(KernelBuilder &B);
+llvm::Error emitScatterElements(KernelBuilder &B);
+llvm::Error emitScatterND(KernelBuilder &B);
+/// Resize's roi, scales and sizes must be constants to generate code.
+llvm::Error checkResizeOperands(const Node &N);
 
 /// The kernel of a FusedGroup node of kind reduction
 /// (FusedReductionEmitter.cpp).

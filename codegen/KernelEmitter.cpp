@@ -393,6 +393,9 @@ emitKernel(const Node &N, const CodegenOptions &Opts, KernelNamer &Names) {
                         "generation");
   if (isHandledWithoutKernel(N))
     return std::nullopt;
+  if (N.kind() == OpKind::Resize) // says more than "needs static shapes"
+    if (auto E = checkResizeOperands(N))
+      return E;
   if (auto E = checkStatic(N))
     return E;
   if (Opts.BlockSize == 0 || Opts.BlockSize % 32 || Opts.BlockSize > 1024)
@@ -400,9 +403,6 @@ emitKernel(const Node &N, const CodegenOptions &Opts, KernelNamer &Names) {
   KernelBuilder B(N, Opts, Names.nameFor(N));
   llvm::Error E = llvm::Error::success();
   switch (N.kind()) {
-  case OpKind::ReduceMean:
-  case OpKind::ReduceSum:
-  case OpKind::ReduceMax:
   case OpKind::Softmax:
   case OpKind::LogSoftmax:
   case OpKind::LayerNormalization:
@@ -419,11 +419,29 @@ emitKernel(const Node &N, const CodegenOptions &Opts, KernelNamer &Names) {
   case OpKind::CumSum:
     E = emitCumSum(B);
     break;
+  case OpKind::OneHot:
+    E = emitOneHot(B);
+    break;
+  case OpKind::Resize:
+    E = emitResize(B);
+    break;
+  case OpKind::TopK:
+    E = emitTopK(B);
+    break;
+  case OpKind::ScatterElements:
+    E = emitScatterElements(B);
+    break;
+  case OpKind::ScatterND:
+    E = emitScatterND(B);
+    break;
   default:
     switch (getOpInfo(N.kind()).Fusion) {
     case FusionKind::Elementwise:
     case FusionKind::Broadcast:
       E = emitElementwise(B);
+      break;
+    case FusionKind::Reduction: // the Reduce* ops, ArgMax and ArgMin
+      E = emitReduction(B);
       break;
     default:
       E = emitDataMovement(B);

@@ -1,11 +1,11 @@
 //===- ReductionEmitter.cpp - Row reductions and normalizations -----------===//
 //
-// ReduceMean/Sum/Max over any axes, Softmax, LogSoftmax,
-// LayerNormalization and RMSNormalization share one shape: the input's dims
-// split into kept dims (rows, in the result's order) and reduced dims (the
-// elements of a row). A group of threads owns a row and strides over its
-// elements; partial results combine with warp shuffles (and shared memory
-// across warps):
+// The Reduce* ops over any axes, ArgMax/ArgMin (one thread per line),
+// Softmax, LogSoftmax, LayerNormalization and RMSNormalization share one
+// shape: the input's dims split into kept dims (rows, in the result's
+// order) and reduced dims (the elements of a row). A group of threads owns a
+// row and strides over its elements; partial results combine with warp shuffles
+// (and shared memory across warps):
 //
 //   row length <= 16    one thread per row, no cross-thread step
 //   row length <= 1024  one warp per row (8 rows per block)
@@ -123,6 +123,81 @@ bool isFloatish(DType T) { return isFloat(T); }
 
 } // namespace
 
+/// Helpers only the newer Reduce* kinds and ArgMax/ArgMin use, declared
+/// apart so that only their kernels carry them.
+static const char *const MoreReduceHelpers =
+    R"(template <typename T> __device__ __forceinline__ T solder_min(T a, T b) {
+  // NaN-propagating, like numpy's min.
+  return (a < b || a != a) ? a : b;
+}
+template <typename T> __device__ __forceinline__ T solder_abs(T a) { return a < T(0) ? -a : a; }
+struct SolderMin {
+  template <typename T> __device__ __forceinline__ T operator()(T a, T b) const { return solder_min(a, b); }
+};
+struct SolderProd {
+  template <typename T> __device__ __forceinline__ T operator()(T a, T b) const { return a * b; }
+};
+// Whether v (at a later index) replaces best as ArgMax's/ArgMin's pick: a NaN
+// wins over numbers (numpy), ties keep the first index unless Last.
+template <bool Max, bool Last, typename T> __device__ __forceinline__ bool solder_arg_better(T v, T best) {
+  if (best != best) return Last && v != v;
+  if (v != v) return true;
+  if (v == best) return Last;
+  return Max ? v > best : v < best;
+})";
+
+/// mx = the row's maximum (NaN if it holds one), combined across the row's
+/// threads: the first pass of Softmax and LogSumExp.
+static void emitRowMax(CudaPrinter &P, RowKernel &R, DType T,
+                       const std::string &In) {
+  P.line(computeTypeName(T).str() + " mx = " + lowestLiteral(T) + ";");
+  {
+    std::vector<std::string> Off;
+    auto L = R.elements(Off);
+    P.line("mx = solder_max(mx, " + loadExpr(T, In + "[" + Off[0] + "]") +
+           ");");
+  }
+  R.combine("mx", "SolderMax");
+}
+
+namespace {
+/// One Reduce* kind as code: the accumulator's start, how an element v
+/// folds in, the cross-thread combiner, and the row's final value.
+struct RowReduceRule {
+  std::string Init, Step, Combine, Finish;
+};
+} // namespace
+
+static RowReduceRule rowReduceRule(RowReduceKind Kind, DType T, int64_t Len) {
+  std::string F = computeDType(T) == DType::F64 ? "" : "f";
+  std::string Zero = computeLiteral(T, 0);
+  switch (Kind) {
+  case RowReduceKind::Sum:
+    return {Zero, "acc += v;", "SolderSum", "acc"};
+  case RowReduceKind::Mean:
+    return {Zero, "acc += v;", "SolderSum",
+            "acc / " + computeLiteral(T, double(Len))};
+  case RowReduceKind::Max:
+    return {lowestLiteral(T), "acc = solder_max(acc, v);", "SolderMax", "acc"};
+  case RowReduceKind::Min:
+    return {highestLiteral(T), "acc = solder_min(acc, v);", "SolderMin", "acc"};
+  case RowReduceKind::Prod:
+    return {computeLiteral(T, 1), "acc *= v;", "SolderProd", "acc"};
+  case RowReduceKind::L1:
+    return {Zero, "acc += solder_abs(v);", "SolderSum", "acc"};
+  case RowReduceKind::L2:
+    return {Zero, "acc += v * v;", "SolderSum", "sqrt" + F + "(acc)"};
+  case RowReduceKind::SumSquare:
+    return {Zero, "acc += v * v;", "SolderSum", "acc"};
+  case RowReduceKind::LogSum:
+    return {Zero, "acc += v;", "SolderSum", "log" + F + "(acc)"};
+  case RowReduceKind::LogSumExp:
+    return {Zero, "acc += exp" + F + "(v - shift);", "SolderSum",
+            "shift + log" + F + "(acc)"};
+  }
+  return {};
+}
+
 llvm::Error emitRowReduce(KernelBuilder &B, const Value *X, const Value *Y,
                           llvm::ArrayRef<bool> Reduced, RowReduceKind Kind) {
   const Node &N = B.node();
@@ -130,25 +205,42 @@ llvm::Error emitRowReduce(KernelBuilder &B, const Value *X, const Value *Y,
   if (T == DType::Bool)
     return nodeError(N, "code generation does not support " + N.opName() +
                             " on bool");
+  bool NeedsFloat = Kind == RowReduceKind::L2 ||
+                    Kind == RowReduceKind::LogSum ||
+                    Kind == RowReduceKind::LogSumExp;
+  if (NeedsFloat && !isFloat(T))
+    return nodeError(N, "code generation does not support " + N.opName() +
+                            " on " + dtypeName(T));
   RowPlan Plan = planRows(dimsOf(X), Reduced, B.opts().BlockSize);
+  RowReduceRule Rule = rowReduceRule(Kind, T, Plan.Len);
+  bool Original = Kind == RowReduceKind::Sum || Kind == RowReduceKind::Mean ||
+                  Kind == RowReduceKind::Max;
+  if (!Original)
+    B.p().declare("reduce-more", MoreReduceHelpers);
   std::string Out = B.addOutput(Y);
   std::string In = B.addInput(X);
   CudaPrinter &P = B.p();
   std::string Acc = computeTypeName(T).str();
   auto Kernel = B.beginKernel();
   RowKernel R(B, Plan);
-  bool IsMax = Kind == RowReduceKind::Max;
-  P.line(Acc + " acc = " + (IsMax ? lowestLiteral(T) : computeLiteral(T, 0)) +
-         ";");
+  if (Kind == RowReduceKind::LogSumExp) {
+    // Sums exp(x - max) so large inputs do not overflow; an infinite max
+    // (or an empty row's -inf) shifts by 0, which keeps the result exact.
+    emitRowMax(P, R, T, In);
+    P.line("const " + Acc + " shift = isinf(mx) ? " + computeLiteral(T, 0) +
+           " : mx;");
+  }
+  P.line(Acc + " acc = " + Rule.Init + ";");
   {
     std::vector<std::string> Off;
     auto L = R.elements(Off);
-    std::string X0 = loadExpr(T, In + "[" + Off[0] + "]");
-    P.line(IsMax ? "acc = solder_max(acc, " + X0 + ");" : "acc += " + X0 + ";");
+    P.line("const " + Acc + " v = " + loadExpr(T, In + "[" + Off[0] + "]") +
+           ";");
+    P.line(Rule.Step);
   }
-  R.combine("acc", IsMax ? "SolderMax" : "SolderSum");
-  if (Kind == RowReduceKind::Mean)
-    P.line("acc = acc / " + computeLiteral(T, double(Plan.Len)) + ";");
+  R.combine("acc", Rule.Combine);
+  if (Rule.Finish != "acc")
+    P.line("acc = " + Rule.Finish + ";");
   std::string Store = Out + "[row] = " + storeExpr(Y->dtype(), "acc") + ";";
   if (R.lane() == "0")
     P.line(Store);
@@ -156,6 +248,33 @@ llvm::Error emitRowReduce(KernelBuilder &B, const Value *X, const Value *Y,
     P.line("if (lane == 0) " + Store);
   R.close();
   return llvm::Error::success();
+}
+
+static std::optional<RowReduceKind> rowReduceKindOf(OpKind K) {
+  switch (K) {
+  case OpKind::ReduceMean:
+    return RowReduceKind::Mean;
+  case OpKind::ReduceSum:
+    return RowReduceKind::Sum;
+  case OpKind::ReduceMax:
+    return RowReduceKind::Max;
+  case OpKind::ReduceMin:
+    return RowReduceKind::Min;
+  case OpKind::ReduceProd:
+    return RowReduceKind::Prod;
+  case OpKind::ReduceL1:
+    return RowReduceKind::L1;
+  case OpKind::ReduceL2:
+    return RowReduceKind::L2;
+  case OpKind::ReduceLogSum:
+    return RowReduceKind::LogSum;
+  case OpKind::ReduceLogSumExp:
+    return RowReduceKind::LogSumExp;
+  case OpKind::ReduceSumSquare:
+    return RowReduceKind::SumSquare;
+  default:
+    return std::nullopt;
+  }
 }
 
 static llvm::Error emitReduceOp(KernelBuilder &B) {
@@ -178,10 +297,62 @@ static llvm::Error emitReduceOp(KernelBuilder &B) {
   }
   if (!HaveAxes && !N.attrs().getInt("noop_with_empty_axes", 0))
     Reduced.assign(Rank, true);
-  RowReduceKind Kind = N.kind() == OpKind::ReduceMean  ? RowReduceKind::Mean
-                       : N.kind() == OpKind::ReduceSum ? RowReduceKind::Sum
-                                                       : RowReduceKind::Max;
-  return emitRowReduce(B, X, N.result(0), Reduced, Kind);
+  auto Kind = rowReduceKindOf(N.kind());
+  assert(Kind && "emitReduceOp called on a node that is not a Reduce*");
+  return emitRowReduce(B, X, N.result(0), Reduced, *Kind);
+}
+
+/// ArgMax/ArgMin: one thread walks each line, so the (value, index) pair
+/// needs no cross-thread combine; the lines exports reduce (class scores,
+/// token logits) are short next to the number of rows.
+static llvm::Error emitArgReduce(KernelBuilder &B) {
+  const Node &N = B.node();
+  const Value *X = N.operand(0), *Y = N.result(0);
+  DType T = X->dtype();
+  if (T == DType::Bool)
+    return nodeError(N, "code generation does not support " + N.opName() +
+                            " on bool");
+  Dims XDims = dimsOf(X);
+  int64_t AxisAttr = N.attrs().getInt("axis", 0);
+  auto Axis = normalizeAxis(AxisAttr, XDims.size());
+  if (!Axis)
+    return nodeError(N, "axis " + llvm::Twine(AxisAttr) + " out of range for " +
+                            typeToString(X->type()));
+  llvm::SmallVector<bool, 6> Reduced(XDims.size(), false);
+  Reduced[*Axis] = true;
+  RowPlan Plan = planRows(XDims, Reduced, B.opts().BlockSize);
+  if (Plan.Len == 0 && Plan.Rows > 0)
+    return nodeError(
+        N, "cannot take the arg" +
+               llvm::Twine(N.kind() == OpKind::ArgMax ? "max" : "min") +
+               " of an empty axis");
+  Plan.Group = 1;
+  B.p().declare("reduce-more", MoreReduceHelpers);
+  std::string Out = B.addOutput(Y);
+  std::string In = B.addInput(X);
+  CudaPrinter &P = B.p();
+  std::string Acc = computeTypeName(T).str();
+  std::string Better =
+      std::string("solder_arg_better<") +
+      (N.kind() == OpKind::ArgMax ? "true" : "false") + ", " +
+      (N.attrs().getInt("select_last_index", 0) ? "true" : "false") + ">";
+  auto Kernel = B.beginKernel();
+  RowKernel R(B, Plan);
+  P.line(Acc + " best = " + computeLiteral(T, 0) + ";");
+  P.line("long long best_at = -1;");
+  {
+    std::vector<std::string> Off;
+    auto L = R.elements(Off);
+    P.line("const " + Acc + " v = " + loadExpr(T, In + "[" + Off[0] + "]") +
+           ";");
+    P.line("if (best_at < 0 || " + Better + "(v, best)) {");
+    P.line("  best = v;");
+    P.line("  best_at = (long long)j;");
+    P.line("}");
+  }
+  P.line(Out + "[row] = " + storeExpr(Y->dtype(), "best_at") + ";");
+  R.close();
+  return llvm::Error::success();
 }
 
 static llvm::Error emitSoftmax(KernelBuilder &B) {
@@ -206,14 +377,7 @@ static llvm::Error emitSoftmax(KernelBuilder &B) {
   bool Log = N.kind() == OpKind::LogSoftmax;
   auto Kernel = B.beginKernel();
   RowKernel R(B, Plan);
-  P.line(Acc + " mx = " + lowestLiteral(T) + ";");
-  {
-    std::vector<std::string> Off;
-    auto L = R.elements(Off);
-    P.line("mx = solder_max(mx, " + loadExpr(T, In + "[" + Off[0] + "]") +
-           ");");
-  }
-  R.combine("mx", "SolderMax");
+  emitRowMax(P, R, T, In);
   P.line(Acc + " sum = " + computeLiteral(T, 0) + ";");
   {
     std::vector<std::string> Off;
@@ -349,11 +513,12 @@ static llvm::Error emitLayerNorm(KernelBuilder &B) {
 }
 
 llvm::Error emitReduction(KernelBuilder &B) {
-  switch (B.node().kind()) {
-  case OpKind::ReduceMean:
-  case OpKind::ReduceSum:
-  case OpKind::ReduceMax:
+  if (isReduceOp(B.node().kind()))
     return emitReduceOp(B);
+  switch (B.node().kind()) {
+  case OpKind::ArgMax:
+  case OpKind::ArgMin:
+    return emitArgReduce(B);
   case OpKind::Softmax:
   case OpKind::LogSoftmax:
     return emitSoftmax(B);

@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "frontend/ModelSummary.h"
+#include "frontend/LoweredOps.h"
 #include "frontend/OnnxWire.h"
 #include "frontend/TensorProto.h"
 #include "ir/FileBytes.h"
@@ -37,9 +38,11 @@ static bool isDefaultDomain(StringRef Domain) {
 bool isFrontendSupportedOp(StringRef Domain, StringRef OpType) {
   if (!isDefaultDomain(Domain))
     return false;
-  // Constant nodes are folded into constants by the importer; every other
-  // supported op has an IR op of the same name (ir/Ops.def).
-  return OpType == "Constant" || lookupOp(OpType).has_value();
+  // Constant nodes are folded into constants by the importer, lowered ops
+  // rewritten into other IR ops; every other supported op has an IR op of
+  // the same name (ir/Ops.def).
+  return OpType == "Constant" || lookupOp(OpType).has_value() ||
+         onnximport::isLoweredOp(OpType);
 }
 
 bool isSupportedOnnxDType(int32_t T) {

@@ -21,6 +21,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "frontend/OpsetConversion.h"
+#include "frontend/NodeConverter.h"
 #include "frontend/TensorProto.h"
 #include "ir/OpRegistry.h"
 #include "llvm/ADT/STLExtras.h"
@@ -51,6 +52,8 @@ static const OpVersions VersionTable[] = {
     {"Acosh", {9, 22}},
     {"Add", {1, 6, 7, 13, 14}},
     {"And", {1, 7}},
+    {"ArgMax", {1, 11, 12, 13}},
+    {"ArgMin", {1, 11, 12, 13}},
     {"Asin", {7, 22}},
     {"Asinh", {9, 22}},
     {"Atan", {7, 22}},
@@ -67,9 +70,11 @@ static const OpVersions VersionTable[] = {
     {"ConvTranspose", {1, 11, 22}},
     {"Cos", {7, 22}},
     {"Cosh", {9, 22}},
+    {"DepthToSpace", {1, 11, 13}},
     {"CumSum", {11, 14}},
     {"Div", {1, 6, 7, 13, 14}},
     {"Dropout", {1, 6, 7, 10, 12, 13, 22}},
+    {"Einsum", {12}},
     {"Elu", {1, 6, 22}},
     {"Equal", {1, 7, 11, 13, 19}},
     {"Erf", {9, 13}},
@@ -87,8 +92,10 @@ static const OpVersions VersionTable[] = {
     {"Greater", {1, 7, 9, 13}},
     {"GreaterOrEqual", {12, 16}},
     {"HardSigmoid", {1, 6, 22}},
+    {"GroupNormalization", {18, 21}},
     {"HardSwish", {14, 22}},
     {"Identity", {1, 13, 14, 16, 19, 21, 23, 24, 25}},
+    {"InstanceNormalization", {1, 6, 22}},
     {"IsInf", {10, 20}},
     {"IsNaN", {9, 13, 20}},
     {"LRN", {1, 13}},
@@ -107,18 +114,30 @@ static const OpVersions VersionTable[] = {
     {"Mul", {1, 6, 7, 13, 14}},
     {"Neg", {1, 6, 13}},
     {"Not", {1}},
+    {"OneHot", {9, 11}},
     {"Or", {1, 7}},
     {"PRelu", {1, 6, 7, 9, 16}},
     {"Pad", {1, 2, 11, 13, 18, 19, 21, 23, 24, 25}},
     {"Pow", {1, 7, 12, 13, 15}},
     {"Range", {11, 27}},
     {"Reciprocal", {1, 6, 13}},
+    {"ReduceL1", {1, 11, 13, 18}},
+    {"ReduceL2", {1, 11, 13, 18}},
+    {"ReduceLogSum", {1, 11, 13, 18}},
+    {"ReduceLogSumExp", {1, 11, 13, 18}},
     {"ReduceMax", {1, 11, 12, 13, 18, 20}},
     {"ReduceMean", {1, 11, 13, 18}},
+    {"ReduceMin", {1, 11, 12, 13, 18, 20}},
+    {"ReduceProd", {1, 11, 13, 18}},
     {"ReduceSum", {1, 11, 13}},
+    {"ReduceSumSquare", {1, 11, 13, 18}},
     {"Relu", {1, 6, 13, 14}},
     {"Reshape", {1, 5, 13, 14, 19, 21, 23, 24, 25}},
+    {"Resize", {10, 11, 13, 18, 19}},
     {"Round", {11, 22}},
+    {"Scatter", {9}},
+    {"ScatterElements", {11, 13, 16, 18}},
+    {"ScatterND", {11, 13, 16, 18}},
     {"Selu", {1, 6, 22}},
     {"Shape", {1, 13, 15, 19, 21, 23, 24, 25}},
     {"Sigmoid", {1, 6, 13}},
@@ -129,6 +148,7 @@ static const OpVersions VersionTable[] = {
     {"Softmax", {1, 11, 13}},
     {"Softplus", {1, 22}},
     {"Softsign", {1, 22}},
+    {"SpaceToDepth", {1, 13}},
     {"Split", {1, 2, 11, 13, 18}},
     {"Sqrt", {1, 6, 13}},
     {"Squeeze", {1, 11, 13, 21, 23, 24, 25}},
@@ -137,9 +157,11 @@ static const OpVersions VersionTable[] = {
     {"Tan", {7, 22}},
     {"Tanh", {1, 6, 13}},
     {"Tile", {1, 6, 13}},
+    {"TopK", {1, 10, 11}},
     {"Transpose", {1, 13, 21, 23, 24, 25}},
     {"Trilu", {14}},
     {"Unsqueeze", {1, 11, 13, 21, 23, 24, 25}},
+    {"Upsample", {7, 9}},
     {"Where", {9, 16}},
 };
 
@@ -165,7 +187,14 @@ std::string unsupportedOpLabel(const NodeProto &NP, int64_t Opset) {
     return NP.domain() + "." + NP.op_type();
   if (NP.op_type().empty())
     return "<empty op_type>"; // the empty label means "supported"
-  bool Known = NP.op_type() == "Constant" || lookupOp(NP.op_type());
+  bool Known = NP.op_type() == "Constant" || lookupOp(NP.op_type()) ||
+               isLoweredOp(NP.op_type());
+  // Output shapes that depend on the data cannot be planned ahead: say so,
+  // rather than leave it to look like a gap in the op set.
+  static const char *const DataDependent[] = {"NonZero", "Unique", "Compress",
+                                              "NonMaxSuppression"};
+  if (!Known && llvm::is_contained(DataDependent, NP.op_type()))
+    return NP.op_type() + " (data-dependent output shape)";
   if (!Known)
     return NP.op_type();
   if (resolveOpVersion(NP.op_type(), Opset) == 0)
@@ -182,7 +211,7 @@ std::string describeOnnxNode(const NodeProto &NP) {
   return S;
 }
 
-static llvm::StringRef attrTypeName(int T) {
+llvm::StringRef attrTypeName(int T) {
   switch (T) {
   case AttributeProto::FLOAT:
     return "float";
@@ -209,7 +238,7 @@ static llvm::StringRef attrTypeName(int T) {
 
 /// The attribute's type; models from IR version 1 may leave the field unset,
 /// in which case the populated value field tells.
-static int attrType(const AttributeProto &A) {
+int attrType(const AttributeProto &A) {
   if (A.type() != AttributeProto::UNDEFINED)
     return A.type();
   if (A.has_f())
@@ -230,122 +259,6 @@ static int attrType(const AttributeProto &A) {
     return AttributeProto::STRINGS;
   return AttributeProto::UNDEFINED;
 }
-
-namespace {
-
-/// Converts one ONNX node. Attribute getters mark attributes consumed and
-/// record the first problem in Err; whatever is left unconsumed at the end
-/// is copied through the op registry's attribute specs.
-class NodeConverter {
-public:
-  NodeConverter(ImportContext &C, NodeProto &NP, OpKind Kind, int64_t Version)
-      : C(C), NP(NP), Kind(Kind), Version(Version) {
-    for (int I = 0; I < NP.attribute_size(); ++I)
-      Attrs[NP.attribute(I).name()] = NP.mutable_attribute(I);
-    for (const std::string &In : NP.input())
-      Operands.push_back(In.empty() ? nullptr : C.graph().lookup(In));
-  }
-
-  llvm::Error run();
-
-private:
-  ImportContext &C;
-  NodeProto &NP;
-  OpKind Kind;
-  int64_t Version;
-  llvm::StringMap<AttributeProto *> Attrs;
-  llvm::StringSet<> Consumed;
-  llvm::SmallVector<Value *, 4> Operands;
-  AttrMap Out; // canonical attributes set explicitly by conversions
-  std::string Err;
-
-  std::string describe() const {
-    return describeOnnxNode(NP) + " (" + NP.op_type() + "-" +
-           std::to_string(Version) + ")";
-  }
-  llvm::Error error(const llvm::Twine &Msg) const {
-    return makeError(describe() + ": " + Msg);
-  }
-  void fail(const std::string &Msg) {
-    if (Err.empty())
-      Err = Msg;
-  }
-  /// Base for generated value names: the node name or its first output.
-  std::string base() const {
-    if (!NP.name().empty())
-      return NP.name();
-    return NP.output_size() ? NP.output(0) : std::string("node");
-  }
-
-  AttributeProto *take(llvm::StringRef Name, int Want) {
-    auto It = Attrs.find(Name);
-    if (It == Attrs.end())
-      return nullptr;
-    Consumed.insert(Name);
-    int T = attrType(*It->second);
-    if (T != Want) {
-      fail(("attribute '" + Name + "' is a " + attrTypeName(T) +
-            ", expected a " + attrTypeName(Want))
-               .str());
-      return nullptr;
-    }
-    return It->second;
-  }
-  bool has(llvm::StringRef Name) const { return Attrs.count(Name); }
-  void drop(llvm::StringRef Name) { Consumed.insert(Name); }
-  int64_t getInt(llvm::StringRef Name, int64_t Default) {
-    AttributeProto *A = take(Name, AttributeProto::INT);
-    return A ? A->i() : Default;
-  }
-  float getFloat(llvm::StringRef Name, float Default) {
-    AttributeProto *A = take(Name, AttributeProto::FLOAT);
-    return A ? A->f() : Default;
-  }
-  std::optional<std::vector<int64_t>> getInts(llvm::StringRef Name) {
-    AttributeProto *A = take(Name, AttributeProto::INTS);
-    if (!A)
-      return std::nullopt;
-    return std::vector<int64_t>(A->ints().begin(), A->ints().end());
-  }
-
-  Value *operand(unsigned I) const {
-    return I < Operands.size() ? Operands[I] : nullptr;
-  }
-  /// Output names; an absent ("") output in the middle gets a fresh name
-  /// and trailing absent ones are left off unless KeepAll.
-  std::vector<std::string> resultNames(bool KeepAll = false) const {
-    std::vector<std::string> R(NP.output().begin(), NP.output().end());
-    if (!KeepAll)
-      while (!R.empty() && R.back().empty())
-        R.pop_back();
-    return R;
-  }
-
-  llvm::Error copyRemainingAttrs(OpKind K);
-  llvm::Expected<Node *> emit(OpKind K, llvm::ArrayRef<Value *> Ops,
-                              llvm::ArrayRef<std::string> Results);
-  llvm::Error emitMain(llvm::ArrayRef<Value *> Ops,
-                       llvm::ArrayRef<std::string> Results) {
-    auto N = emit(Kind, Ops, Results);
-    return N ? llvm::Error::success() : N.takeError();
-  }
-  llvm::Error emitDefault() { return emitMain(Operands, resultNames()); }
-
-  llvm::Error checkLegacyBroadcast();
-  llvm::Error convertClip();
-  llvm::Error convertAxesAttr(bool Required);
-  llvm::Error convertSplit();
-  llvm::Error convertSlice1();
-  llvm::Error convertPad();
-  llvm::Error convertReshape1();
-  llvm::Error convertBatchNorm();
-  llvm::Error convertSoftmax();
-  llvm::Error convertPReluLegacy();
-  llvm::Error convertDropout();
-  llvm::Error convertCast();
-};
-
-} // namespace
 
 llvm::Error NodeConverter::copyRemainingAttrs(OpKind K) {
   const OpInfo &Info = getOpInfo(K);
@@ -500,11 +413,12 @@ llvm::Error NodeConverter::convertClip() {
   return emitMain({X, Bounds[0], Bounds[1]}, resultNames());
 }
 
-/// Squeeze/Unsqueeze before 13, ReduceSum before 13, ReduceMean/ReduceMax
+/// Squeeze/Unsqueeze before 13, ReduceSum before 13, every other Reduce*
 /// before 18: the `axes` attribute becomes the second operand.
 llvm::Error NodeConverter::convertAxesAttr(bool Required) {
-  int64_t NewIn =
-      (Kind == OpKind::ReduceMean || Kind == OpKind::ReduceMax) ? 18 : 13;
+  bool AxesInputAt13 = Kind == OpKind::Squeeze || Kind == OpKind::Unsqueeze ||
+                       Kind == OpKind::ReduceSum;
+  int64_t NewIn = AxesInputAt13 ? 13 : 18;
   if (Version >= NewIn)
     return emitDefault();
   std::optional<std::vector<int64_t>> Axes = getInts("axes");
@@ -722,11 +636,130 @@ llvm::Error NodeConverter::convertCast() {
   return emitDefault();
 }
 
+/// OneHot-9 gives all off values for a negative index; from 11 on a
+/// negative index counts from the end. Negative indices become -(depth + 1),
+/// which is still out of range after that wrap, so OneHot-9's meaning stays.
+llvm::Error NodeConverter::convertOneHot9() {
+  Value *Idx = operand(0), *Depth = operand(1);
+  int64_t Axis = getInt("axis", -1);
+  if (!Err.empty())
+    return error(Err);
+  if (!Idx || !Depth || !operand(2))
+    return error("expects indices, depth and values");
+  if (isInteger(Idx->dtype()) && !isSigned(Idx->dtype())) {
+    Out.set("axis", Axis);
+    return emitDefault(); // no negative indices
+  }
+  const Tensor *DT = Depth->constant();
+  if (!DT || DT->numElements() != 1)
+    return error("depth must be a constant before opset 11 (negative "
+                 "indices are rewritten at import)");
+  auto Far = attrScalar(C, base() + ".out_of_range", Idx->dtype(),
+                        -std::trunc(DT->getDouble(0)) - 1, describe());
+  if (!Far)
+    return Far.takeError();
+  Value *Zero = C.constScalar(base() + ".zero", Idx->dtype(), 0);
+  auto Neg = emit(OpKind::Less, {Idx, Zero}, {C.freshName(base() + ".neg")});
+  if (!Neg)
+    return Neg.takeError();
+  auto Safe = emit(OpKind::Where, {(*Neg)->result(), *Far, Idx},
+                   {C.freshName(base() + ".indices")});
+  if (!Safe)
+    return Safe.takeError();
+  Out.set("axis", Axis);
+  return emitMain({(*Safe)->result(), Depth, operand(2)}, resultNames());
+}
+
+/// Resize-10 (X, scales) and Upsample (scales an attribute before 9, an
+/// input after) resize as x / scale, floored for nearest: opset 11's
+/// asymmetric coordinates with nearest_mode floor.
+llvm::Error NodeConverter::convertResize10(Value *Scales) {
+  std::string Mode = "nearest";
+  if (AttributeProto *A = take("mode", AttributeProto::STRING))
+    Mode = A->s();
+  if (!Err.empty())
+    return error(Err);
+  if (Mode != "nearest" && Mode != "linear")
+    return error("mode '" + Mode + "' is not nearest or linear");
+  if (!operand(0) || !Scales)
+    return error("expects X and scales");
+  Out.set("mode", Mode);
+  Out.set("coordinate_transformation_mode", std::string("asymmetric"));
+  Out.set("nearest_mode", std::string("floor"));
+  // Named, not Kind: Upsample has no IR op of its own.
+  auto N = emit(OpKind::Resize, {operand(0), nullptr, Scales, nullptr},
+                resultNames());
+  return N ? llvm::Error::success() : N.takeError();
+}
+
+/// Resize from 11 on: an empty constant roi, scales or sizes (opset 11
+/// needed placeholders for the inputs before the one it meant) is absent.
+llvm::Error NodeConverter::convertResize() {
+  if (Version < 11)
+    return convertResize10(operand(1));
+  llvm::SmallVector<Value *, 4> Ops(Operands.begin(), Operands.end());
+  for (size_t I = 1; I < Ops.size(); ++I)
+    if (Ops[I] && Ops[I]->constant() && Ops[I]->constant()->numElements() == 0)
+      Ops[I] = nullptr;
+  return emitMain(Ops, resultNames());
+}
+
+llvm::Error NodeConverter::lowerUpsample() {
+  if (Version >= 9)
+    return convertResize10(operand(1));
+  std::optional<std::vector<float>> Scales;
+  if (AttributeProto *A = take("scales", AttributeProto::FLOATS))
+    Scales = std::vector<float>(A->floats().begin(), A->floats().end());
+  if (!Err.empty())
+    return error(Err);
+  if (!Scales)
+    return error("has no 'scales' attribute");
+  Value *S =
+      C.addConstant(base() + ".scales",
+                    Tensor::fromFloats(*Scales, {int64_t(Scales->size())}));
+  return convertResize10(S);
+}
+
+/// TopK-1: k an attribute (an operand from 10); results are kept even when
+/// only one is used.
+llvm::Error NodeConverter::convertTopK() {
+  Value *K = operand(1);
+  if (Version < 10) {
+    int64_t KAttr = getInt("k", -1);
+    if (!Err.empty())
+      return error(Err);
+    if (KAttr < 0)
+      return error("has no 'k' attribute");
+    K = C.constInt64s(base() + ".k", {KAttr});
+  }
+  if (!operand(0) || !K)
+    return error("expects X and K");
+  return emitMain({operand(0), K}, resultNames());
+}
+
 llvm::Error NodeConverter::run() {
   // consumed_inputs (version 1 of many ops) only described in-place reuse
   // for old runtimes.
   if (Version < 6)
     drop("consumed_inputs");
+  if (NP.op_type() == "DepthToSpace")
+    return lowerDepthToSpace();
+  if (NP.op_type() == "SpaceToDepth")
+    return lowerSpaceToDepth();
+  if (NP.op_type() == "Upsample")
+    return lowerUpsample();
+  if (NP.op_type() == "Einsum")
+    return lowerEinsum();
+  if (NP.op_type() == "Scatter") { // ScatterElements' old name (9, 10)
+    auto N = emit(OpKind::ScatterElements, Operands, resultNames());
+    return N ? llvm::Error::success() : N.takeError();
+  }
+  if (NP.op_type() == "InstanceNormalization")
+    return lowerGroupNorm(/*Instance=*/true);
+  if (NP.op_type() == "GroupNormalization")
+    return lowerGroupNorm(/*Instance=*/false);
+  if (isReduceOp(Kind))
+    return convertAxesAttr(/*Required=*/false);
   switch (Kind) {
   case OpKind::Add:
   case OpKind::Sub:
@@ -753,10 +786,6 @@ llvm::Error NodeConverter::run() {
     return convertAxesAttr(/*Required=*/false);
   case OpKind::Unsqueeze:
     return convertAxesAttr(/*Required=*/true);
-  case OpKind::ReduceSum:
-  case OpKind::ReduceMean:
-  case OpKind::ReduceMax:
-    return convertAxesAttr(/*Required=*/false);
   case OpKind::Split:
     return convertSplit();
   case OpKind::Slice:
@@ -781,6 +810,12 @@ llvm::Error NodeConverter::run() {
     return convertDropout();
   case OpKind::Cast:
     return convertCast();
+  case OpKind::OneHot:
+    return Version < 11 ? convertOneHot9() : emitDefault();
+  case OpKind::Resize:
+    return convertResize();
+  case OpKind::TopK:
+    return convertTopK();
   case OpKind::Concat:
     if (Version < 4 && !has("axis"))
       Out.set("axis", int64_t(1)); // Concat-1's default
@@ -838,8 +873,10 @@ llvm::Error convertNode(ImportContext &C, NodeProto &NP, int64_t Opset) {
   if (NP.op_type() == "Constant")
     return convertConstant(C, NP);
   std::optional<OpKind> Kind = lookupOp(NP.op_type());
-  assert(Kind && "unknown ops are rejected before conversion");
-  NodeConverter Conv(C, NP, *Kind, Version);
+  assert((Kind || isLoweredOp(NP.op_type())) &&
+         "unknown ops are rejected before conversion");
+  // A lowered op has no IR op of its own; its converter never reads Kind.
+  NodeConverter Conv(C, NP, Kind.value_or(OpKind::Identity), Version);
   return Conv.run();
 }
 

@@ -1,4 +1,5 @@
-//===- OpRegistry.cpp - One table describing every op ----------------------===//
+//===- OpRegistry.cpp - One table describing every op
+//----------------------===//
 #include "ir/OpRegistry.h"
 #include "ir/ops/InferFunctions.h"
 #include "llvm/ADT/StringMap.h"
@@ -24,31 +25,36 @@ const AttrSpec SplitAttrs[] = {{"axis", K::Int}, {"num_outputs", K::Int}};
 const AttrSpec PadAttrs[] = {{"mode", K::String}};
 const AttrSpec ReduceAttrs[] = {{"keepdims", K::Int},
                                 {"noop_with_empty_axes", K::Int}};
+const AttrSpec ArgReduceAttrs[] = {
+    {"axis", K::Int}, {"keepdims", K::Int}, {"select_last_index", K::Int}};
 const AttrSpec LayerNormAttrs[] = {
     {"axis", K::Int}, {"epsilon", K::Float}, {"stash_type", K::Int}};
 // layout: solder's channels-last variant, see ir/Layout.h.
-const AttrSpec ConvAttrs[] = {{"auto_pad", K::String}, {"dilations", K::Ints},
-                              {"group", K::Int},       {"kernel_shape", K::Ints},
-                              {"layout", K::String},   {"pads", K::Ints},
-                              {"strides", K::Ints}};
+const AttrSpec ConvAttrs[] = {
+    {"auto_pad", K::String},   {"dilations", K::Ints}, {"group", K::Int},
+    {"kernel_shape", K::Ints}, {"layout", K::String},  {"pads", K::Ints},
+    {"strides", K::Ints}};
 const AttrSpec ConvTransposeAttrs[] = {
-    {"auto_pad", K::String},      {"dilations", K::Ints},
-    {"group", K::Int},            {"kernel_shape", K::Ints},
-    {"output_padding", K::Ints},  {"output_shape", K::Ints},
-    {"pads", K::Ints},            {"strides", K::Ints}};
+    {"auto_pad", K::String},     {"dilations", K::Ints},
+    {"group", K::Int},           {"kernel_shape", K::Ints},
+    {"output_padding", K::Ints}, {"output_shape", K::Ints},
+    {"pads", K::Ints},           {"strides", K::Ints}};
 const AttrSpec GemmAttrs[] = {{"alpha", K::Float},
                               {"beta", K::Float},
                               {"transA", K::Int},
                               {"transB", K::Int}};
 const AttrSpec MaxPoolAttrs[] = {
-    {"auto_pad", K::String}, {"ceil_mode", K::Int},     {"dilations", K::Ints},
-    {"kernel_shape", K::Ints}, {"layout", K::String},   {"pads", K::Ints},
-    {"storage_order", K::Int}, {"strides", K::Ints}};
-const AttrSpec AveragePoolAttrs[] = {
-    {"auto_pad", K::String}, {"ceil_mode", K::Int},
-    {"count_include_pad", K::Int}, {"dilations", K::Ints},
+    {"auto_pad", K::String},   {"ceil_mode", K::Int}, {"dilations", K::Ints},
     {"kernel_shape", K::Ints}, {"layout", K::String}, {"pads", K::Ints},
-    {"strides", K::Ints}};
+    {"storage_order", K::Int}, {"strides", K::Ints}};
+const AttrSpec AveragePoolAttrs[] = {{"auto_pad", K::String},
+                                     {"ceil_mode", K::Int},
+                                     {"count_include_pad", K::Int},
+                                     {"dilations", K::Ints},
+                                     {"kernel_shape", K::Ints},
+                                     {"layout", K::String},
+                                     {"pads", K::Ints},
+                                     {"strides", K::Ints}};
 const AttrSpec LRNAttrs[] = {{"alpha", K::Float},
                              {"beta", K::Float},
                              {"bias", K::Float},
@@ -60,6 +66,20 @@ const AttrSpec IsInfAttrs[] = {{"detect_negative", K::Int},
 const AttrSpec ModAttrs[] = {{"fmod", K::Int}};
 const AttrSpec CumSumAttrs[] = {{"exclusive", K::Int}, {"reverse", K::Int}};
 const AttrSpec TriluAttrs[] = {{"upper", K::Int}};
+const AttrSpec TopKAttrs[] = {
+    {"axis", K::Int}, {"largest", K::Int}, {"sorted", K::Int}};
+const AttrSpec ScatterElementsAttrs[] = {{"axis", K::Int},
+                                         {"reduction", K::String}};
+const AttrSpec ScatterNDAttrs[] = {{"reduction", K::String}};
+const AttrSpec ResizeAttrs[] = {{"antialias", K::Int},
+                                {"axes", K::Ints},
+                                {"coordinate_transformation_mode", K::String},
+                                {"cubic_coeff_a", K::Float},
+                                {"exclude_outside", K::Int},
+                                {"extrapolation_value", K::Float},
+                                {"keep_aspect_ratio_policy", K::String},
+                                {"mode", K::String},
+                                {"nearest_mode", K::String}};
 const AttrSpec FusedGroupAttrs[] = {
     {"id", K::Int}, {"kind", K::String}, {"members", K::Strings}};
 
@@ -192,7 +212,17 @@ Extra extraFor(OpKind Op) {
   case OpKind::ReduceMean:
   case OpKind::ReduceSum:
   case OpKind::ReduceMax:
+  case OpKind::ReduceMin:
+  case OpKind::ReduceProd:
+  case OpKind::ReduceL1:
+  case OpKind::ReduceL2:
+  case OpKind::ReduceLogSum:
+  case OpKind::ReduceLogSumExp:
+  case OpKind::ReduceSumSquare:
     return {specs(ReduceAttrs), reduce};
+  case OpKind::ArgMax:
+  case OpKind::ArgMin:
+    return {specs(ArgReduceAttrs), argReduce};
   case OpKind::Softmax:
   case OpKind::LogSoftmax:
     return {specs(AxisAttrs), sameAsFirst};
@@ -225,6 +255,16 @@ Extra extraFor(OpKind Op) {
     return {none(), range};
   case OpKind::CumSum:
     return {specs(CumSumAttrs), cumSum};
+  case OpKind::OneHot:
+    return {specs(AxisAttrs), oneHot};
+  case OpKind::Resize:
+    return {specs(ResizeAttrs), resize};
+  case OpKind::TopK:
+    return {specs(TopKAttrs), topK};
+  case OpKind::ScatterElements:
+    return {specs(ScatterElementsAttrs), scatterElements};
+  case OpKind::ScatterND:
+    return {specs(ScatterNDAttrs), scatterND};
   case OpKind::FusedGroup:
     return {specs(FusedGroupAttrs), fusedGroup};
   }
@@ -242,9 +282,9 @@ struct Table {
     FusionKind FK = FusionKind::Fusion;                                        \
     bool Composable = E.Composable || FK == FusionKind::Elementwise ||         \
                       FK == FusionKind::Broadcast;                             \
-    Infos[I] = OpInfo{OpKind::Enum, Name,     FK,       MinIn,                  \
-                      MaxIn,        MinOut,   MaxOut,   E.Attrs,                \
-                      E.Infer,      E.IsView, Composable};                      \
+    Infos[I] =                                                                 \
+        OpInfo{OpKind::Enum, Name,    FK,      MinIn,    MaxIn,     MinOut,    \
+               MaxOut,       E.Attrs, E.Infer, E.IsView, Composable};          \
     ByName[Name] = OpKind::Enum;                                               \
     ++I;                                                                       \
   }
@@ -261,6 +301,24 @@ const Table &table() {
 } // namespace
 
 const OpInfo &getOpInfo(OpKind K) { return table().Infos[unsigned(K)]; }
+
+bool isReduceOp(OpKind K) {
+  switch (K) {
+  case OpKind::ReduceMean:
+  case OpKind::ReduceSum:
+  case OpKind::ReduceMax:
+  case OpKind::ReduceMin:
+  case OpKind::ReduceProd:
+  case OpKind::ReduceL1:
+  case OpKind::ReduceL2:
+  case OpKind::ReduceLogSum:
+  case OpKind::ReduceLogSumExp:
+  case OpKind::ReduceSumSquare:
+    return true;
+  default:
+    return false;
+  }
+}
 
 llvm::StringRef opName(OpKind K) { return getOpInfo(K).Name; }
 

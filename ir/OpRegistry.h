@@ -45,6 +45,8 @@ struct OpInfo {
 constexpr unsigned VariadicCount = 0xffff;
 
 const OpInfo &getOpInfo(OpKind K);
+/// The Reduce* ops: (X, axes?) with keepdims and noop_with_empty_axes.
+bool isReduceOp(OpKind K);
 const AttrSpec *findAttrSpec(const OpInfo &Info, llvm::StringRef Name);
 
 /// What a shape-inference function sees: the node, its operand types and

@@ -30,6 +30,15 @@ const PrecisionRule Policy[] = {
     {OpKind::ReduceSum, true,
      "a sum over a long row leaves fp16's range (4096 values of 20): results "
      "stay fp32"},
+    {OpKind::ReduceSumSquare, true,
+     "a sum of squares leaves fp16's range sooner than ReduceSum's sum: "
+     "results stay fp32"},
+    {OpKind::ReduceL1, true,
+     "a sum of magnitudes leaves fp16's range as ReduceSum's does: results "
+     "stay fp32"},
+    {OpKind::ReduceProd, true,
+     "a product of a few dozen values of 2 leaves fp16's range: results stay "
+     "fp32"},
     {OpKind::Sinh, true,
      "sinh(x) leaves fp16's range above |x| = 11.8: results stay fp32"},
     {OpKind::Cosh, true,
@@ -46,6 +55,15 @@ const PrecisionRule Policy[] = {
      "normalised row is stored reduced"},
     {OpKind::RMSNormalization, false, "mean square in fp32 inside its kernel"},
     {OpKind::ReduceMean, false, "accumulates in fp32 inside its kernel"},
+    {OpKind::ReduceL2, false,
+     "sums squares in fp32 inside its kernel; the root fits the reduced "
+     "type"},
+    {OpKind::ReduceLogSum, false, "sums in fp32 inside its kernel"},
+    {OpKind::ReduceLogSumExp, false,
+     "max-shifted exp sums in fp32 inside its kernel"},
+    {OpKind::Resize, false,
+     "tap weights and sums in fp32 inside its kernel; the result is stored "
+     "reduced"},
     {OpKind::Erf, false, "erf (and GELU's erf) in fp32 inside the kernel"},
     {OpKind::Gelu, false, "computed in fp32 inside the kernel"},
     {OpKind::Log, false, "computed in fp32 inside the kernel"},

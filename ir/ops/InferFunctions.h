@@ -1,8 +1,8 @@
 //===- InferFunctions.h - Shape-inference functions of every op -*- C++ -*-===//
 //
 // Internal to ir/: the registry table in OpRegistry.cpp points at these.
-// Grouped by op family into ElementwiseInfer.cpp, DataMovementInfer.cpp and
-// NeuralNetInfer.cpp.
+// Grouped by op family into ElementwiseInfer.cpp, DataMovementInfer.cpp,
+// NeuralNetInfer.cpp, OneHotInfer.cpp, ResizeInfer.cpp and ScatterInfer.cpp.
 //
 //===----------------------------------------------------------------------===//
 #ifndef SOLDER_IR_OPS_INFERFUNCTIONS_H
@@ -47,8 +47,18 @@ llvm::Error shape(InferContext &C);
 llvm::Error constantOfShape(InferContext &C);
 llvm::Error range(InferContext &C);
 
+// OneHotInfer.cpp, ResizeInfer.cpp (and TopK's)
+llvm::Error oneHot(InferContext &C);
+llvm::Error resize(InferContext &C);
+llvm::Error topK(InferContext &C);
+
+// ScatterInfer.cpp
+llvm::Error scatterElements(InferContext &C);
+llvm::Error scatterND(InferContext &C);
+
 // NeuralNetInfer.cpp
 llvm::Error reduce(InferContext &C);
+llvm::Error argReduce(InferContext &C);
 llvm::Error layerNorm(InferContext &C);
 llvm::Error rmsNorm(InferContext &C);
 llvm::Error globalPool(InferContext &C);

@@ -1,7 +1,7 @@
 //===- NeuralNetInfer.cpp - Shapes of contractions, pools, reductions
 //------===//
-#include "ir/ops/InferFunctions.h"
 #include "ir/Layout.h"
+#include "ir/ops/InferFunctions.h"
 #include "ir/ops/InferUtils.h"
 #include <algorithm>
 
@@ -53,6 +53,28 @@ llvm::Error reduce(InferContext &C) {
       Out.push_back(Dim(1));
   }
   C.setResultType(0, TensorType(X.Elem, Out));
+  return llvm::Error::success();
+}
+
+/// ArgMax/ArgMin: the reduced dim dropped or kept as 1; always i64.
+llvm::Error argReduce(InferContext &C) {
+  const TensorType &X = C.operandType(0);
+  if (X.rank() == 0)
+    return C.error("input must have rank >= 1");
+  if (X.Elem == DType::Bool)
+    return C.error("input must be numeric, got bool");
+  auto Axis = normalizeAxis(C.attrs().getInt("axis", 0), X.rank());
+  if (!Axis)
+    return C.error("axis " + llvm::Twine(C.attrs().getInt("axis", 0)) +
+                   " out of range for " + typeToString(X));
+  Shape Out;
+  for (unsigned I = 0; I < X.rank(); ++I) {
+    if (I != *Axis)
+      Out.push_back(X.Dims[I]);
+    else if (C.attrs().getInt("keepdims", 1))
+      Out.push_back(Dim(1));
+  }
+  C.setResultType(0, TensorType(DType::I64, Out));
   return llvm::Error::success();
 }
 

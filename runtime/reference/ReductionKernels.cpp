@@ -1,7 +1,8 @@
 //===- ReductionKernels.cpp - Reduction and normalization kernels ---------===//
 //
-// Reference kernels of ReduceMean/ReduceSum/ReduceMax (axes operand,
-// keepdims, noop_with_empty_axes), Softmax/LogSoftmax (opset-13 semantics:
+// Reference kernels of the Reduce* family (Sum, Mean, Max, Min, Prod, L1,
+// L2, LogSum, LogSumExp, SumSquare; axes operand, keepdims,
+// noop_with_empty_axes), Softmax/LogSoftmax (opset-13 semantics:
 // normalize along one axis) and LayerNormalization.
 //
 // Reductions walk the input once in memory order and accumulate into an
@@ -22,7 +23,18 @@ namespace ref {
 //===----------------------------------------------------------------------===//
 
 namespace {
-enum class ReduceKind { Sum, Mean, Max };
+enum class ReduceKind {
+  Sum,
+  Mean,
+  Max,
+  Min,
+  Prod,
+  L1,
+  L2,
+  LogSum,
+  LogSumExp,
+  SumSquare
+};
 
 /// The accumulator of a compute type: double for floats, 64-bit integers of
 /// the same signedness for integers and bools.
@@ -33,24 +45,92 @@ using AccType = std::conditional_t<
 } // namespace
 
 template <ReduceKind Kind, typename A> static A reduceInit() {
+  constexpr bool IsFloat = std::is_floating_point_v<A>;
   if constexpr (Kind == ReduceKind::Max)
-    return std::is_floating_point_v<A> ? -std::numeric_limits<A>::infinity()
-                                       : std::numeric_limits<A>::lowest();
+    return IsFloat ? -std::numeric_limits<A>::infinity()
+                   : std::numeric_limits<A>::lowest();
+  if constexpr (Kind == ReduceKind::Min)
+    return IsFloat ? std::numeric_limits<A>::infinity()
+                   : std::numeric_limits<A>::max();
+  if constexpr (Kind == ReduceKind::Prod)
+    return A(1);
   return A(0);
 }
 
+/// What one element contributes: |v| for L1, v*v for L2 and SumSquare
+/// (integers in unsigned arithmetic, so they wrap like numpy, no UB).
+template <ReduceKind Kind, typename A> static A reduceMap(A V) {
+  if constexpr (Kind == ReduceKind::L1) {
+    if constexpr (std::is_floating_point_v<A>)
+      return std::fabs(V);
+    else if constexpr (std::is_signed_v<A>)
+      return V < 0 ? A(0 - std::make_unsigned_t<A>(V)) : V;
+    else
+      return V;
+  } else if constexpr (Kind == ReduceKind::L2 ||
+                       Kind == ReduceKind::SumSquare) {
+    if constexpr (std::is_floating_point_v<A>)
+      return V * V;
+    else
+      return A(std::make_unsigned_t<A>(V) * std::make_unsigned_t<A>(V));
+  }
+  return V;
+}
+
 template <ReduceKind Kind, typename A> static A reduceStep(A Acc, A V) {
-  if constexpr (Kind == ReduceKind::Max) {
+  if constexpr (Kind == ReduceKind::Max || Kind == ReduceKind::Min) {
     if constexpr (std::is_floating_point_v<A>)
       if (std::isnan(Acc) || std::isnan(V)) // NaN propagates, as np.max
         return std::numeric_limits<A>::quiet_NaN();
-    return V > Acc ? V : Acc;
+    if constexpr (Kind == ReduceKind::Max)
+      return V > Acc ? V : Acc;
+    else
+      return V < Acc ? V : Acc;
   } else if constexpr (std::is_floating_point_v<A>) {
-    return Acc + V;
+    return Kind == ReduceKind::Prod ? Acc * V : Acc + V;
   } else {
     using U = std::make_unsigned_t<A>; // wraps like numpy, no UB
-    return A(U(Acc) + U(V));
+    return Kind == ReduceKind::Prod ? A(U(Acc) * U(V)) : A(U(Acc) + U(V));
   }
+}
+
+/// The final value of an output from its accumulator; Count is the number
+/// of reduced elements, Shift LogSumExp's per-output maximum.
+template <ReduceKind Kind, typename A>
+static double reduceFinish(A Acc, int64_t Count, double Shift) {
+  double D = double(Acc);
+  switch (Kind) {
+  case ReduceKind::Mean:
+    return D / double(Count); // an empty reduction: 0/0, NaN
+  case ReduceKind::L2:
+    return std::sqrt(D);
+  case ReduceKind::LogSum:
+    return std::log(D); // log(0) = -inf for an empty reduction
+  case ReduceKind::LogSumExp:
+    return Shift + std::log(D);
+  default:
+    return D;
+  }
+}
+
+/// Folds every element of X into its output's accumulator: Acc has the
+/// layout of AccDims (X's dims with reduced ones set to 1) and Fold(acc, v,
+/// i) returns the new accumulator of output i.
+template <typename Tr, typename A, typename FoldFn>
+static void foldInto(const Tensor &X, const DimVector &AccDims,
+                     std::vector<A> &Acc, FoldFn Fold) {
+  using S = typename Tr::Storage;
+  const S *In = X.data<S>();
+  StridedLoop<2> Loop(X.dims(), {contiguousStrides(X.dims()),
+                                 broadcastStrides(AccDims, X.dims())});
+  Loop.forEachRow([&](const std::array<int64_t, 2> &Off,
+                      const std::array<int64_t, 2> &St, int64_t Len) {
+    const S *P = In + Off[0];
+    for (int64_t J = 0; J < Len; ++J) {
+      int64_t Q = Off[1] + J * St[1];
+      Acc[Q] = Fold(Acc[Q], A(Tr::load(P[J * St[0]])), Q);
+    }
+  });
 }
 
 template <ReduceKind Kind, uint32_t Set>
@@ -99,38 +179,48 @@ static llvm::Error reduceKernel(KernelContext &Ctx) {
     using Tr = TraitsOf<decltype(Tag)>;
     using S = typename Tr::Storage;
     using C = typename Tr::Compute;
-    using A = AccType<C>;
+    // LogSumExp sums exp() values, which are never integers.
+    using A =
+        std::conditional_t<Kind == ReduceKind::LogSumExp, double, AccType<C>>;
     Tensor Y(X.dtype(), OutDims);
     int64_t OutCount = Y.numElements();
+    // LogSumExp sums exp(x - max) so that large inputs do not overflow; an
+    // infinite (or empty: -inf) max shifts by 0 instead, which keeps
+    // log(sum) exact there (inf, or log(0) = -inf).
+    std::vector<double> Shift(OutCount, 0.0);
+    if constexpr (Kind == ReduceKind::LogSumExp) {
+      std::vector<double> Max(OutCount, reduceInit<ReduceKind::Max, double>());
+      foldInto<Tr, double>(X, AccDims, Max, [](double M, double V, int64_t) {
+        return reduceStep<ReduceKind::Max>(M, V);
+      });
+      for (int64_t I = 0; I < OutCount; ++I)
+        Shift[I] = std::isfinite(Max[I]) ? Max[I] : 0.0;
+    }
     std::vector<A> Acc(OutCount, reduceInit<Kind, A>());
-    const S *In = X.data<S>();
-    StridedLoop<2> Loop(X.dims(), {contiguousStrides(X.dims()),
-                                   broadcastStrides(AccDims, X.dims())});
-    Loop.forEachRow([&](const std::array<int64_t, 2> &Off,
-                        const std::array<int64_t, 2> &St, int64_t Len) {
-      const S *P = In + Off[0];
-      A *Q = Acc.data() + Off[1];
-      if (St[1] == 0) { // reducing along the row: keep it in a register
-        A Local = *Q;
-        for (int64_t J = 0; J < Len; ++J)
-          Local = reduceStep<Kind>(Local, A(Tr::load(P[J * St[0]])));
-        *Q = Local;
-      } else {
-        for (int64_t J = 0; J < Len; ++J)
-          Q[J * St[1]] =
-              reduceStep<Kind>(Q[J * St[1]], A(Tr::load(P[J * St[0]])));
-      }
+    foldInto<Tr, A>(X, AccDims, Acc, [&](A Q, A V, int64_t I) {
+      if constexpr (Kind == ReduceKind::LogSumExp)
+        return Q + A(std::exp(double(V) - Shift[I]));
+      else
+        return reduceStep<Kind>(Q, reduceMap<Kind>(V));
     });
     S *Out = Y.mutableData<S>();
+    constexpr bool Finishes =
+        Kind == ReduceKind::Mean || Kind == ReduceKind::L2 ||
+        Kind == ReduceKind::LogSum || Kind == ReduceKind::LogSumExp;
     for (int64_t I = 0; I < OutCount; ++I) {
-      if constexpr (Kind == ReduceKind::Mean) {
-        // Integer means truncate, like numpy's mean cast back (ONNX ref);
-        // an empty reduction gives NaN (0/0) for floats.
-        double M = double(Acc[I]) / double(Count);
+      if constexpr (Finishes) {
+        // Integer sums wrap at the input's width before sqrt/log (numpy's
+        // mean accumulates in float64 instead), and the results truncate,
+        // like numpy's result cast back (the ONNX reference).
+        A Q = Acc[I];
+        if constexpr (!std::is_floating_point_v<C> &&
+                      (Kind == ReduceKind::L2 || Kind == ReduceKind::LogSum))
+          Q = A(C(Q));
+        double R = reduceFinish<Kind>(Q, Count, Shift[I]);
         if constexpr (std::is_floating_point_v<C>)
-          Out[I] = Tr::store(C(M));
+          Out[I] = Tr::store(C(R));
         else
-          Out[I] = Tr::store(floatToInt<C>(M));
+          Out[I] = Tr::store(floatToInt<C>(R));
       } else {
         Out[I] = Tr::store(C(Acc[I]));
       }
@@ -150,6 +240,34 @@ llvm::Error evalReduceMean(KernelContext &Ctx) {
 
 llvm::Error evalReduceMax(KernelContext &Ctx) {
   return reduceKernel<ReduceKind::Max, dtypes::Numeric | dtypes::Bool>(Ctx);
+}
+
+llvm::Error evalReduceMin(KernelContext &Ctx) {
+  return reduceKernel<ReduceKind::Min, dtypes::Numeric | dtypes::Bool>(Ctx);
+}
+
+llvm::Error evalReduceProd(KernelContext &Ctx) {
+  return reduceKernel<ReduceKind::Prod, dtypes::Numeric>(Ctx);
+}
+
+llvm::Error evalReduceL1(KernelContext &Ctx) {
+  return reduceKernel<ReduceKind::L1, dtypes::Numeric>(Ctx);
+}
+
+llvm::Error evalReduceL2(KernelContext &Ctx) {
+  return reduceKernel<ReduceKind::L2, dtypes::Numeric>(Ctx);
+}
+
+llvm::Error evalReduceLogSum(KernelContext &Ctx) {
+  return reduceKernel<ReduceKind::LogSum, dtypes::Numeric>(Ctx);
+}
+
+llvm::Error evalReduceLogSumExp(KernelContext &Ctx) {
+  return reduceKernel<ReduceKind::LogSumExp, dtypes::Numeric>(Ctx);
+}
+
+llvm::Error evalReduceSumSquare(KernelContext &Ctx) {
+  return reduceKernel<ReduceKind::SumSquare, dtypes::Numeric>(Ctx);
 }
 
 //===----------------------------------------------------------------------===//

@@ -42,8 +42,12 @@ importAndLower(const std::string &Path, const ImportOptions &IO,
     std::vector<Value *> Inputs((*G)->inputs().begin(), (*G)->inputs().end());
     for (size_t K = 0; K < Inputs.size(); ++K) {
       Value *In = Inputs[K];
+      // Resize's roi and scales are float vectors that decide its taps.
+      bool ResizeParam = llvm::any_of(In->uses(), [](const Use &U) {
+        return U.User->kind() == OpKind::Resize && U.OperandIndex > 0;
+      });
       if (In->dtype() != DType::I64 && In->dtype() != DType::I32 &&
-          In->type().rank() != 0)
+          In->type().rank() != 0 && !ResizeParam)
         continue;
       auto T =
           readTensorProtoFile(BindDir + "/input_" + std::to_string(K) + ".pb");

@@ -7,56 +7,22 @@
 // accept, and refused clearly for operands they cannot bake.
 //
 //===----------------------------------------------------------------------===//
-#include "codegen/KernelEmitter.h"
-#include "ir/Parser.h"
-#include "tests/codegen/TestNvrtc.h"
-#include <gtest/gtest.h>
+#include "tests/codegen/EmitterTestUtils.h"
 
 using namespace solder;
-using solder::testing::testNvrtcOptions;
+using solder::testing::expectEachCompiles;
+using solder::testing::onlyKernel;
 
 namespace {
 
 std::unique_ptr<Graph> parse(const std::string &Body) {
-  std::string Text = "graph \"g\" opset 21 {\n" + Body + "\n}\n";
-  auto G = parseGraph(Text);
-  EXPECT_TRUE(bool(G)) << llvm::toString(G.takeError()) << "\n" << Text;
-  return G ? std::move(*G) : nullptr;
+  return solder::testing::parseBody(Body);
 }
 
-/// The one kernel of a graph (an empty kernel on failure).
-GeneratedKernel onlyKernel(const Graph &G) {
-  auto K = emitGraphKernels(G);
-  EXPECT_TRUE(bool(K)) << (K ? "" : llvm::toString(K.takeError()));
-  if (!K || K->size() != 1) {
-    ADD_FAILURE() << "expected one kernel";
-    return GeneratedKernel();
-  }
-  return std::move(K->front());
-}
-
-std::string errorOf(const Graph &G) {
-  auto K = emitGraphKernels(G);
-  return K ? "<no error>" : llvm::toString(K.takeError());
-}
-
-/// Parses each body, emits its one kernel and compiles them all.
-void expectEachCompiles(const std::vector<std::string> &Bodies) {
-  std::vector<GeneratedKernel> All;
-  std::vector<std::unique_ptr<Graph>> Graphs; // the kernels point into them
-  for (const std::string &Body : Bodies) {
-    auto G = parse(Body);
-    ASSERT_TRUE(G);
-    All.push_back(onlyKernel(*G));
-    Graphs.push_back(std::move(G));
-  }
-  auto Cubins = compileKernels(All, testNvrtcOptions());
-  ASSERT_TRUE(bool(Cubins)) << llvm::toString(Cubins.takeError());
-  EXPECT_EQ(Cubins->size(), Bodies.size());
-}
+std::string errorOf(const Graph &G) { return solder::testing::emitErrorOf(G); }
 
 bool has(const std::string &S, llvm::StringRef Piece) {
-  return S.find(Piece.str()) != std::string::npos;
+  return solder::testing::contains(S, Piece);
 }
 
 std::string cumSumGraph(const std::string &T, const std::string &Dims,

@@ -585,3 +585,116 @@ TEST(OpsetConversion, Clip6BoundMustFitIntegerInput) {
 }
 
 } // namespace
+
+TEST(OpsetConversion, NewReducesTakeAxesAsInputFrom18) {
+  // ReduceMin..ReduceSumSquare moved axes to an input at 18, as
+  // ReduceMean/ReduceMax did.
+  ModelBuilder B(17);
+  B.input("x", {"2", "3", "4"});
+  auto &L = B.node("ReduceLogSumExp", {"x"}, {"l"});
+  setInts(L, "axes", {0, -1});
+  setInt(L, "keepdims", 0);
+  B.node("ReduceProd", {"l"}, {"p"}); // no axes: all dims
+  B.output("p");
+  ASSERT_IMPORTS(G, B);
+  Node *LN = firstNode(G, OpKind::ReduceLogSumExp);
+  EXPECT_EQ(constValues(LN->operand(1)), (std::vector<double>{0, -1}));
+  EXPECT_EQ(typeToString(LN->result()->type()), "f32[3]");
+  EXPECT_EQ(firstNode(G, OpKind::ReduceProd)->numOperands(), 1u);
+  EXPECT_EQ(typeToString(G.outputs()[0]->type()), "f32[1]");
+
+  ModelBuilder C(18);
+  C.input("x", {"2", "3"});
+  C.initInt64s("ax", {1});
+  auto &M = C.node("ReduceMin", {"x", "ax"}, {"m"});
+  setInt(M, "noop_with_empty_axes", 1);
+  C.output("m");
+  ASSERT_IMPORTS(H, C);
+  Node *MN = firstNode(H, OpKind::ReduceMin);
+  EXPECT_EQ(MN->operand(1), H.lookup("ax"));
+  EXPECT_EQ(typeToString(MN->result()->type()), "f32[2,1]");
+}
+
+TEST(OpsetConversion, ArgMaxAttributesAndI64Result) {
+  ModelBuilder B(13);
+  B.input("x", {"2", "3", "4"});
+  auto &A = B.node("ArgMax", {"x"}, {"a"});
+  setInt(A, "axis", -2);
+  setInt(A, "keepdims", 0);
+  setInt(A, "select_last_index", 1);
+  B.node("ArgMin", {"x"}, {"b"}); // axis 0, keepdims 1 by default
+  B.output("a");
+  B.output("b");
+  ASSERT_IMPORTS(G, B);
+  Node *AN = firstNode(G, OpKind::ArgMax);
+  EXPECT_EQ(AN->attrs().getInt("select_last_index", 0), 1);
+  EXPECT_EQ(typeToString(G.lookup("a")->type()), "i64[2,4]");
+  EXPECT_EQ(typeToString(G.lookup("b")->type()), "i64[1,3,4]");
+}
+
+TEST(OpsetConversion, ArgMinAxisOutOfRangeNamesTheNode) {
+  ModelBuilder B(13);
+  B.input("x", {"2", "3"});
+  setInt(B.node("ArgMin", {"x"}, {"a"}, "am"), "axis", 2);
+  B.output("a");
+  std::string E = errorText(B.import());
+  EXPECT_NE(E.find("ArgMin node 'am'"), std::string::npos) << E;
+  EXPECT_NE(E.find("out of range"), std::string::npos) << E;
+}
+
+TEST(OpsetConversion, Resize11EmptyPlaceholdersAreAbsent) {
+  ModelBuilder B(11);
+  B.input("x", {"1", "1", "2", "3"});
+  B.initFloats("roi", {}, {0});
+  B.initFloats("scales", {}, {0});
+  B.initInt64s("sizes", {1, 1, 4, 5});
+  auto &N = B.node("Resize", {"x", "roi", "scales", "sizes"}, {"y"});
+  setString(N, "mode", "linear");
+  B.output("y");
+  ASSERT_IMPORTS(G, B);
+  Node *R = firstNode(G, OpKind::Resize);
+  ASSERT_TRUE(R);
+  EXPECT_EQ(R->operand(1), nullptr);
+  EXPECT_EQ(R->operand(2), nullptr);
+  EXPECT_EQ(typeToString(R->result()->type()), "f32[1,1,4,5]");
+}
+
+TEST(OpsetConversion, UpsampleAndResize10AreAsymmetricFloor) {
+  ModelBuilder B(7);
+  B.input("x", {"1", "1", "2", "2"});
+  setFloats(B.node("Upsample", {"x"}, {"y"}), "scales", {1, 1, 2, 3});
+  B.output("y");
+  ASSERT_IMPORTS(G, B);
+  Node *R = firstNode(G, OpKind::Resize);
+  ASSERT_TRUE(R);
+  EXPECT_EQ(R->attrs().getString("coordinate_transformation_mode", ""),
+            "asymmetric");
+  EXPECT_EQ(R->attrs().getString("nearest_mode", ""), "floor");
+  EXPECT_EQ(typeToString(R->result()->type()), "f32[1,1,4,6]");
+
+  ModelBuilder C(10);
+  C.input("x", {"1", "1", "2", "2"});
+  C.input("s", {"4"});
+  setString(C.node("Resize", {"x", "s"}, {"y"}, "r10"), "mode", "cubic");
+  C.output("y");
+  std::string E = errorText(C.import());
+  EXPECT_NE(E.find("Resize node 'r10'"), std::string::npos) << E;
+  EXPECT_NE(E.find("mode 'cubic' is not nearest or linear"), std::string::npos)
+      << E;
+}
+
+TEST(OpsetConversion, DataDependentShapesAreRefusedAsSuch) {
+  ModelBuilder B(13);
+  B.input("x", {"2", "3"});
+  B.node("NonZero", {"x"}, {"i"}, "nz");
+  B.node("Unique", {"x"}, {"u"}, "uq");
+  B.output("i");
+  B.output("u");
+  std::string E = errorText(B.import());
+  EXPECT_NE(E.find("NonZero (data-dependent output shape) (nodes: nz)"),
+            std::string::npos)
+      << E;
+  EXPECT_NE(E.find("Unique (data-dependent output shape) (nodes: uq)"),
+            std::string::npos)
+      << E;
+}
