@@ -62,6 +62,7 @@ static cl::opt<bool> TestNoOptimize("no-optimize",
 
 static FusionFlags TestFusion(TestOnnxCmd, TestOnnxCat);
 static PrecisionFlags TestPrecision(TestOnnxCmd, TestOnnxCat);
+static LimitFlags TestLimits(TestOnnxCmd, TestOnnxCat);
 
 cl::SubCommand &testOnnxSubCommand() { return TestOnnxCmd; }
 
@@ -290,6 +291,8 @@ static DataSetOutcome runDataSets(const TestCase &T,
     PipelineOptions PO;
     TestFusion.apply(PO);
     if (Error E = TestPrecision.apply(PO))
+      return Fail(toString(std::move(E)));
+    if (Error E = TestLimits.apply(PO))
       return Fail(toString(std::move(E)));
     if (Error E = B.prepare(**G, PO, !TestNoOptimize)) {
       // A backend that needs static shapes (cuda) may take the graph once

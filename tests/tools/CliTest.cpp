@@ -697,6 +697,14 @@ TEST(CliReliability, MaxTensorBytesRefusesWithTheNodeNamed) {
                                 "N=2", "--max-tensor-bytes", "8"});
   EXPECT_EQ(DumpIr.Code, 2) << DumpIr.Err;
   EXPECT_TRUE(contains(DumpIr.Err, "--max-tensor-bytes")) << DumpIr.Err;
+  // test-onnx takes the limits too: the test that passes without one
+  // fails with it, naming the limit.
+  std::string Ok1 = dataPath("onnx_suite") + "/test_relu_ok";
+  CliResult Suite = runSolder({"test-onnx", Ok1});
+  EXPECT_EQ(Suite.Code, 0) << Suite.Out << Suite.Err;
+  CliResult Limited = runSolder({"test-onnx", Ok1, "--max-tensor-bytes", "8"});
+  EXPECT_EQ(Limited.Code, 1) << Limited.Out << Limited.Err;
+  EXPECT_TRUE(contains(Limited.Out, "--max-tensor-bytes")) << Limited.Out;
 }
 
 /// Whether every file of Dir is a whole CUBIN (an ELF file), none is a
