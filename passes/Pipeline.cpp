@@ -73,12 +73,14 @@ namespace solder {
 
 namespace {
 /// A run of passes; a fixpoint stage repeats until no pass changes anything.
+/// Its passes only replace nodes by constants, so every round that changes
+/// something erases a node and the repetition ends; it takes one round per
+/// level of Shape -> shape arithmetic -> Reshape -> Shape nesting, which a
+/// fixed cap would cut short in deep models (Swin-T needs more than 16).
 struct Stage {
   std::vector<std::unique_ptr<Pass>> Passes;
   bool Fixpoint = false;
 };
-
-constexpr unsigned MaxFixpointRounds = 16;
 
 std::vector<Stage> buildStages(const PipelineOptions &Opts,
                                FusionState &Fusion) {
@@ -164,7 +166,8 @@ llvm::Error runPipeline(Graph &G, const PipelineOptions &Opts) {
   FusionState Fusion(Opts.DisabledFusions);
   Fusion.reserveIdsOf(G);
   for (Stage &S : buildStages(Opts, Fusion)) {
-    for (unsigned Round = 0; Round < MaxFixpointRounds; ++Round) {
+    const size_t MaxRounds = S.Fixpoint ? G.nodes().size() + 1 : 1;
+    for (size_t Round = 0; Round < MaxRounds; ++Round) {
       bool Changed = false;
       for (auto &P : S.Passes) {
         if (isDisabled(Opts, P->name()))

@@ -40,6 +40,38 @@ graph "g" opset 17 {
 )"));
 }
 
+/// Levels nested Shape -> arithmetic -> Reshape steps (each Reshape's
+/// target is computed from the Shape of the last Reshape's result, as
+/// Swin's window attention nests them): shape-folding folds a level's
+/// Shape, constant-folding its arithmetic, and only then is the next
+/// level's Shape operand static: one round per level.
+static std::string nestedShapes(unsigned Levels) {
+  std::string T = "graph \"g\" opset 17 {\n  input %x : f32[2,3,4]\n"
+                  "  const %zero : i64[3] = [0, 0, 0]\n";
+  std::string Prev = "x";
+  for (unsigned L = 0; L < Levels; ++L) {
+    std::string N = std::to_string(L);
+    T += "  %s" + N + " = Shape(%" + Prev + ") : i64[3]\n";
+    T += "  %t" + N + " = Add(%s" + N + ", %zero) : i64[3]\n";
+    T += "  %r" + N + " = Reshape(%" + Prev + ", %t" + N + ") : f32[?,?,?]\n";
+    Prev = "r" + N;
+  }
+  return T + "  output %" + Prev + "\n}\n";
+}
+
+TEST(Pipeline, DeeplyNestedShapeSubgraphsFoldCompletely) {
+  // 40 levels need 40 rounds of shape- and constant-folding.
+  auto G = parseOrDie(nestedShapes(40));
+  ASSERT_TRUE(G);
+  PipelineOptions Opts;
+  ASSERT_FALSE(bool(runPipeline(*G, Opts)));
+  std::string After = graphToString(*G);
+  EXPECT_EQ(After.find("Shape("), std::string::npos) << After;
+  EXPECT_EQ(After.find("?"), std::string::npos) << After;
+  ASSERT_EQ(G->outputs().size(), 1u);
+  EXPECT_TRUE(G->outputs()[0]->type().isStatic());
+}
+
 TEST(Pipeline, DisabledFoldingKeepsTheSubgraph) {
   auto G = parseOrDie(ShapeSubgraph);
   ASSERT_TRUE(G);
