@@ -66,7 +66,7 @@ bool wouldCreateCycle(const llvm::DenseSet<const Node *> &Members) {
 
 std::optional<std::vector<bool>> rowReductionAxes(const Node &N) {
   const Value *X = N.operand(0);
-  if (!X || !X->type().isStatic())
+  if (!hasFusedRowKernel(N.kind()) || !X || !X->type().isStatic())
     return std::nullopt;
   int64_t Rank = X->type().rank();
   std::vector<bool> Mask(Rank, false);
@@ -115,6 +115,21 @@ std::optional<std::vector<bool>> rowReductionAxes(const Node &N) {
   }
   default:
     return std::nullopt;
+  }
+}
+
+bool hasFusedRowKernel(OpKind K) {
+  switch (K) {
+  case OpKind::ReduceMean:
+  case OpKind::ReduceSum:
+  case OpKind::ReduceMax:
+  case OpKind::Softmax:
+  case OpKind::LogSoftmax:
+  case OpKind::LayerNormalization:
+  case OpKind::RMSNormalization:
+    return true;
+  default:
+    return false;
   }
 }
 

@@ -56,6 +56,10 @@ bool wouldCreateCycle(const llvm::DenseSet<const Node *> &Members);
 /// mask over N's data operand, or nullopt when N is not such a reduction.
 std::optional<std::vector<bool>> rowReductionAxes(const Node &N);
 
+/// Whether the fused row-reduction kernel implements ops of kind K at all
+/// (rowReductionAxes may still refuse one node: axes not constant).
+bool hasFusedRowKernel(OpKind K);
+
 /// Whether Mask reduces exactly a non-empty trailing run of dims (the rows
 /// are then contiguous in memory).
 bool reducesInnermostDims(const std::vector<bool> &Mask);

@@ -157,9 +157,14 @@ llvm::Expected<bool> LoopFusion::run(Graph &G, DecisionLog &Log) {
       continue;
     auto Mask = rowReductionAxes(*R);
     if (!Mask) {
-      Log.note(*R, Decision::no(R->opName().str() +
-                                " has no fused row kernel (axes not "
-                                "constant, or not a row reduction)"));
+      Log.note(*R, Decision::no(
+                       hasFusedRowKernel(R->kind())
+                           ? R->opName().str() +
+                                 ": axes not constant, or its input's shape "
+                                 "not static"
+                           : R->opName().str() +
+                                 " has no fused row kernel: it runs as its "
+                                 "own kernel"));
       continue;
     }
     if (!reducesInnermostDims(*Mask)) {

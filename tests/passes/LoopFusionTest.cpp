@@ -171,6 +171,52 @@ graph "g" opset 17 {
   expectKeepsFunction(Text, "kind = \"reduction\"");
 }
 
+/// The reasons LoopFusion noted on the graph in Text.
+static std::string loopFusionReasons(const char *Text) {
+  FusionState State({});
+  LoopFusion P(State);
+  auto G = parseOrDie(Text);
+  if (!G)
+    return "";
+  DecisionLog Log;
+  auto Changed = P.run(*G, Log);
+  EXPECT_TRUE(bool(Changed));
+  std::string All;
+  for (const DecisionRecord &R : Log.records())
+    All += R.Reason + "\n";
+  return All;
+}
+
+TEST(LoopFusion, ReductionsWithoutARowKernelSayWhy) {
+  // ReduceL2 has no fused row kernel at all; a ReduceSum does, but not
+  // with axes computed at run time. Neither takes the Relu.
+  const char *L2 = R"(
+graph "g" opset 18 {
+  input %x : f32[2,4]
+  const %axes : i64[1] = [1]
+  %r = Relu(%x) : f32[2,4] @"relu"
+  %y = ReduceL2(%r, %axes) {keepdims = 1} : f32[2,1] @"l2"
+  output %y
+}
+)";
+  std::string Why = loopFusionReasons(L2);
+  EXPECT_NE(Why.find("ReduceL2 has no fused row kernel: it runs as its own "
+                     "kernel"),
+            std::string::npos)
+      << Why;
+  const char *RuntimeAxes = R"(
+graph "g" opset 18 {
+  input %x : f32[2,4]
+  input %axes : i64[1]
+  %r = Relu(%x) : f32[2,4] @"relu"
+  %y = ReduceSum(%r, %axes) {keepdims = 1} : f32[?,?] @"sum"
+  output %y
+}
+)";
+  Why = loopFusionReasons(RuntimeAxes);
+  EXPECT_NE(Why.find("ReduceSum: axes not constant"), std::string::npos) << Why;
+}
+
 TEST(LoopFusion, CycleIsRefused) {
   // %a -> Softmax's prologue would need %c, which is computed from %a
   // outside the group: fusing %a's producer chain would create a cycle.
