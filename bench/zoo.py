@@ -200,9 +200,10 @@ def export(make, exporter, path, dynamic=False):
         else:
             dyn = None
             if dynamic:
-                dims = {}
-                dyn = {k: {i: dims.setdefault(n, torch.export.Dim.AUTO)
-                           for i, n in a.items()} for k, a in axes.items()}
+                # By position: forward's parameter names differ from the
+                # ONNX input names (torchvision's is x).
+                dyn = tuple({i: torch.export.Dim.AUTO for i in axes[k]}
+                            for k in names)
             torch.onnx.export(model, args, path, dynamo=True,
                               input_names=names, output_names=["output"],
                               external_data=False, dynamic_shapes=dyn)
