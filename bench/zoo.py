@@ -9,8 +9,9 @@ solder on each:
              max|out-ref|/max|ref| over all outputs
   plan       `solder compile --arch sm_90` builds a GPU plan (no GPU needed):
              every shape static, every kernel generated and compiled
-  gpu vs ref `solder compare`-style check on the GPU (only where one is
-             present): the fused GPU outputs against the reference
+  gpu vs ref `solder compare` on the GPU (with --gpu): the fused GPU
+             outputs against the reference, group by group
+  gpu ms     `solder bench` median latency at the exported batch (--gpu)
   steps      fused/unfused plan steps (from the plan build)
 
 Usage:
@@ -304,6 +305,11 @@ def check(args, name, exporter):
         row["gpu_vs_ref"] = "pass" if rc == 0 else "FAIL: " + first_line(err or out)
         if rc != 0:
             row["status"] = "gpu differs"
+        rc, out, err = run([args.solder, "bench", path, "--iters", "100",
+                            "--quiet"] + shapes)
+        lat = re.search(r"median ([0-9.]+) ms", out)
+        row["gpu_ms"] = float(lat.group(1)) if rc == 0 and lat else (
+            "bench failed: " + first_line(err))
     return row
 
 
@@ -334,7 +340,7 @@ def main():
             rows.append(row)
             print(json.dumps(row), flush=True)
     cols = ["model", "exporter", "ops", "unsupported", "ref_vs_ort", "groups",
-            "steps_fused", "steps_unfused", "gpu_vs_ref", "status"]
+            "steps_fused", "steps_unfused", "gpu_vs_ref", "gpu_ms", "status"]
     lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     for r in rows:
         lines.append("| " + " | ".join(str(r.get(c, "")) for c in cols) + " |")
