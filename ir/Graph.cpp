@@ -1,4 +1,5 @@
-//===- Graph.cpp - solder's IR: values, nodes, graphs ----------------------===//
+//===- Graph.cpp - solder's IR: values, nodes, graphs
+//----------------------===//
 #include "ir/Graph.h"
 #include "ir/OpRegistry.h"
 #include <algorithm>
@@ -12,8 +13,12 @@ void Node::setOperand(unsigned I, Value *V) {
   if (I >= Operands.size())
     Operands.resize(I + 1, nullptr);
   if (Value *Old = Operands[I]) {
+    // From the back: replaceAllUsesWith moves the last use each time, so
+    // moving n uses stays O(n) (searching from the front made it O(n^2)).
     auto &U = Old->Uses;
-    U.erase(std::find(U.begin(), U.end(), Use{this, I}));
+    auto It = std::find(U.rbegin(), U.rend(), Use{this, I});
+    assert(It != U.rend() && "operand missing from its value's use list");
+    U.erase(std::next(It).base());
   }
   Operands[I] = V;
   if (V)
