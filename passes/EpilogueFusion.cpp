@@ -179,12 +179,6 @@ bool isScale(const Node &N) {
          (N.kind() == OpKind::Mul && constScalar(N.operand(0)).has_value());
 }
 
-bool readsNonConstant(const Node &U, const Value *V) {
-  return llvm::any_of(U.operands(), [&](const Value *O) {
-    return O && O != V && !O->isConstant();
-  });
-}
-
 /// Whether a node of Nodes (V's users and what they feed) reads a value
 /// that is neither V, a constant, nor computed by Nodes: a residual, which
 /// a row reduction downstream would rather take as its prologue.
@@ -243,7 +237,7 @@ llvm::Expected<bool> EpilogueFusion::run(Graph &G, DecisionLog &Log) {
         Stop = *Why;
         break;
       }
-      if (readsNonConstant(*U, V) && flowsIntoReduction(G, V)) {
+      if (readsOutside(U, V) && flowsIntoReduction(G, V)) {
         Stop = U->describe() + " is left to the row reduction it flows into";
         break;
       }
