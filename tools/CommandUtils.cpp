@@ -134,6 +134,13 @@ void bindUnboundDimsToOne(const ModelSummary &Model, ImportOptions &Opts,
   }
 }
 
+Expected<std::pair<StringRef, StringRef>> splitInputArg(StringRef Arg) {
+  std::pair<StringRef, StringRef> NF = Arg.split('=');
+  if (NF.first.empty() || NF.second.empty())
+    return usageError("--input '" + Arg + "': expected NAME=FILE");
+  return NF;
+}
+
 Error checkPassNames(ArrayRef<std::string> Names) {
   std::vector<std::string> Known = pipelinePassNames();
   for (const std::string &N : Names)

@@ -15,6 +15,7 @@
 #include "llvm/Support/Error.h"
 #include "llvm/Support/raw_ostream.h"
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace llvm {
@@ -53,6 +54,10 @@ llvm::Expected<ImportOptions> parseShapeArgs(llvm::ArrayRef<std::string> Args,
 /// kept, and a shape guessed into it would be a silent surprise.
 void bindUnboundDimsToOne(const ModelSummary &Model, ImportOptions &Opts,
                           llvm::raw_ostream &Notes);
+
+/// `--input NAME=FILE`: the name and the file, or an error saying so.
+llvm::Expected<std::pair<llvm::StringRef, llvm::StringRef>>
+splitInputArg(llvm::StringRef Arg);
 
 /// Checks every name is a pipeline pass.
 llvm::Error checkPassNames(llvm::ArrayRef<std::string> Names);

@@ -383,11 +383,11 @@ static int runCompare() {
   Opts.Shapes.assign(CmpShapes.begin(), CmpShapes.end());
   StringMap<Tensor> Given;
   for (StringRef Arg : CmpInputs) {
+    auto NF = splitInputArg(Arg);
+    if (!NF)
+      return reportError(NF.takeError());
     // Not a structured binding: clang 14 cannot capture one in a lambda.
-    StringRef Name, File;
-    std::tie(Name, File) = Arg.split('=');
-    if (Name.empty() || File.empty())
-      return reportError("--input '" + Arg + "': expected NAME=FILE");
+    StringRef Name = NF->first, File = NF->second;
     Expected<Tensor> T = readTensorFile(File);
     if (!T)
       return reportError(T.takeError());

@@ -165,11 +165,11 @@ static int runPlanCommand() {
     return reportError(M.takeError());
   StringMap<Tensor> Given;
   for (StringRef Arg : RunInputs) {
+    auto NF = splitInputArg(Arg);
+    if (!NF)
+      return reportError(NF.takeError());
     // Not a structured binding: clang 14 cannot capture one in a lambda.
-    StringRef Name, File;
-    std::tie(Name, File) = Arg.split('=');
-    if (Name.empty() || File.empty())
-      return reportError("--input '" + Arg + "': expected NAME=FILE");
+    StringRef Name = NF->first, File = NF->second;
     if ((*M)->inputIndex(Name) < 0)
       return reportError("--input '" + Arg + "': the plan has no input '" +
                          Name + "'");
@@ -246,11 +246,11 @@ int runRunCommand() {
   // model's symbolic dims.
   StringMap<Tensor> Given;
   for (StringRef Arg : RunInputs) {
+    auto NF = splitInputArg(Arg);
+    if (!NF)
+      return reportError(NF.takeError());
     // Not a structured binding: clang 14 cannot capture one in a lambda.
-    StringRef Name, File;
-    std::tie(Name, File) = Arg.split('=');
-    if (Name.empty() || File.empty())
-      return reportError("--input '" + Arg + "': expected NAME=FILE");
+    StringRef Name = NF->first, File = NF->second;
     if (llvm::none_of(Summary->Inputs,
                       [&](const ValueSummary &V) { return V.Name == Name; }))
       return reportError("--input '" + Arg + "': the model has no input '" +
