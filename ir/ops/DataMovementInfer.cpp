@@ -205,7 +205,7 @@ llvm::Error transpose(InferContext &C) {
   const TensorType &X = C.operandType(0);
   std::vector<int64_t> Perm = C.attrs().getInts("perm");
   if (Perm.empty())
-    for (int64_t I = X.rank() - 1; I >= 0; --I)
+    for (int64_t I = int64_t(X.rank()) - 1; I >= 0; --I)
       Perm.push_back(I);
   if (Perm.size() != X.rank())
     return C.error("perm has " + llvm::Twine(Perm.size()) +
