@@ -80,6 +80,12 @@ const AttrSpec ResizeAttrs[] = {{"antialias", K::Int},
                                 {"keep_aspect_ratio_policy", K::String},
                                 {"mode", K::String},
                                 {"nearest_mode", K::String}};
+const AttrSpec AttentionAttrs[] = {{"id", K::Int},
+                                   {"is_causal", K::Int},
+                                   {"kv_num_heads", K::Int},
+                                   {"members", K::Strings},
+                                   {"q_num_heads", K::Int},
+                                   {"scale", K::Float}};
 const AttrSpec FusedGroupAttrs[] = {
     {"id", K::Int}, {"kind", K::String}, {"members", K::Strings}};
 
@@ -265,6 +271,8 @@ Extra extraFor(OpKind Op) {
     return {specs(ScatterElementsAttrs), scatterElements};
   case OpKind::ScatterND:
     return {specs(ScatterNDAttrs), scatterND};
+  case OpKind::Attention:
+    return {specs(AttentionAttrs), attention};
   case OpKind::FusedGroup:
     return {specs(FusedGroupAttrs), fusedGroup};
   }

@@ -31,10 +31,30 @@ static Decision tryEliminate(Graph &G, Node &N) {
   return Decision::yes();
 }
 
+/// Ops that pass their one input through unchanged: Identity, Dropout, a
+/// Cast to the type it already has (legacy exports cast softmax results
+/// to f32 in f32 models) and a Concat of one operand (GPT-2's key/value
+/// cache concatenation without a cache).
+static bool isIdentity(const Node &N) {
+  switch (N.kind()) {
+  case OpKind::Identity:
+  case OpKind::Dropout:
+    return true;
+  case OpKind::Cast:
+    return N.operand(0) && N.result(0) &&
+           N.operand(0)->type() == N.result(0)->type();
+  case OpKind::Concat:
+    return N.numOperands() == 1 && N.operand(0) && N.result(0) &&
+           N.operand(0)->type() == N.result(0)->type();
+  default:
+    return false;
+  }
+}
+
 llvm::Expected<bool> IdentityElimination::run(Graph &G, DecisionLog &Log) {
   std::vector<Node *> Candidates;
   for (auto &N : G.nodes())
-    if (N->kind() == OpKind::Identity || N->kind() == OpKind::Dropout)
+    if (isIdentity(*N))
       Candidates.push_back(N.get());
   bool Changed = false;
   for (Node *N : Candidates) {

@@ -1,7 +1,8 @@
-//===- IdentityElimination.h - Removes Identity and Dropout -----*- C++ -*-===//
+//===- IdentityElimination.h - Drops pass-through ops -----------*- C++ -*-===//
 //
-// Matches: Identity nodes, and Dropout nodes (solder's IR is inference-only,
-// where Dropout passes its input through).
+// Matches: Identity nodes, Dropout nodes (solder's IR is inference-only,
+// where Dropout passes its input through), a Cast to the type its input
+// already has, and a Concat of a single operand.
 // Produces: uses of the result read the input directly. A Dropout mask that
 // is used becomes an all-true constant when its shape is static.
 // Leaves alone: a node whose result is a graph output while its input is a

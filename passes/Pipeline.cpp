@@ -32,6 +32,10 @@
 //                          legalization (which pads in NCHW); before
 //                          fusion, so groups form around the NHWC convs
 //                          and fold the boundary transposes into kernels.
+//   attention-recognition  first of the fusion passes, so the Q K^T MatMul
+//                          and its scale/mask chain are not taken as an
+//                          epilogue group; after precision-conversion (it
+//                          keeps the converted types).
 //   horizontal-matmul-     before epilogue-fusion, so the packed MatMul
 //     fusion               takes the packed bias as its epilogue and the
 //                          Slices it leaves are absorbed by their users.
@@ -49,6 +53,7 @@
 #include "ir/Printer.h"
 #include "ir/SizeLimits.h"
 #include "ir/Verifier.h"
+#include "passes/AttentionRecognition.h"
 #include "passes/BatchNormFolding.h"
 #include "passes/ConstantFolding.h"
 #include "passes/ConvLayout.h"
@@ -107,6 +112,8 @@ std::vector<Stage> buildStages(const PipelineOptions &Opts,
       std::make_unique<ConvLayoutPass>(Opts.Layout, Opts.TargetGpu));
   if (!Opts.NoFusion) {
     S.emplace_back();
+    if (Opts.FuseAttention)
+      S.back().Passes.push_back(std::make_unique<AttentionRecognition>(Fusion));
     S.back().Passes.push_back(std::make_unique<HorizontalMatMulFusion>(Fusion));
     S.back().Passes.push_back(std::make_unique<EpilogueFusion>(Fusion));
     S.back().Passes.push_back(std::make_unique<LoopFusion>(Fusion));

@@ -35,6 +35,11 @@ struct PipelineOptions {
   /// Fusion (issue 7): NoFusion skips every fusion pass (batchnorm folding
   /// and pattern recognition still run: they change no step structure).
   bool NoFusion = false;
+  /// attention-recognition runs (with fusion): scaled dot-product
+  /// attention sub-graphs become Attention nodes (`--fuse-attention`).
+  /// Off by default until the generated attention kernel has been
+  /// verified on a GPU (docs/ARCHITECTURE.md).
+  bool FuseAttention = false;
   /// Fusion instances not to form: a group id ("7"): that group is not
   /// formed and its members run unfused; an ONNX node name: that node is
   /// kept out of every group.

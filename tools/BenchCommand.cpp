@@ -105,6 +105,7 @@ static Error bench(json::Object &Out) {
   if (Error E = BenchPrecision.apply(Opts.Prec, Opts.ComputeIo, Opts.Layout))
     return E;
   Opts.NoFusion = BenchFusion.noFusion();
+  Opts.FuseAttention = BenchFusion.fuseAttention();
   Opts.DisabledFusions = BenchFusion.disabledFusions();
   Opts.DefaultDimNotes = &BenchVerbosity.notes();
   std::unique_ptr<PhaseDisplay> Display = BenchVerbosity.makeDisplay();

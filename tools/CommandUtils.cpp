@@ -187,6 +187,12 @@ FusionFlags::FusionFlags(cl::SubCommand &Sub, cl::OptionCategory &Cat)
                         "step (batchnorm folding and pattern recognition "
                         "still run)"),
                cl::sub(Sub), cl::cat(Cat)),
+      FuseAttention(
+          "fuse-attention",
+          cl::desc("Recognise scaled dot-product attention and run it as "
+                   "one Attention op (one generated flash-attention kernel "
+                   "on the GPU; experimental: not yet verified on a GPU)"),
+          cl::sub(Sub), cl::cat(Cat)),
       Disabled("disable-fusion", cl::value_desc("id|onnx-node"),
                cl::desc("Do not form one fused group: a group id (as "
                         "--fusion-report prints it) or an ONNX node name "
@@ -215,6 +221,7 @@ Error FusionFlags::check(const Graph &G) const {
 
 void FusionFlags::apply(PipelineOptions &PO) const {
   PO.NoFusion = NoFusion;
+  PO.FuseAttention = FuseAttention;
   PO.DisabledFusions = disabledFusions();
 }
 

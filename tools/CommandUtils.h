@@ -74,7 +74,8 @@ concreteInputDims(const Value &Input, const ImportOptions &Opts);
 llvm::Error checkDisabledFusions(llvm::ArrayRef<std::string> Values,
                                  const Graph &G);
 
-/// `--no-fusion` and `--disable-fusion ID|ONNX_NODE_NAME` (repeatable) of
+/// `--no-fusion`, `--fuse-attention` and `--disable-fusion
+/// ID|ONNX_NODE_NAME` (repeatable) of
 /// one command. Each command that compiles declares one, right after its
 /// SubCommand and in the same file (so the SubCommand exists first):
 ///   static FusionFlags Fusion(RunCmd, RunCat);
@@ -83,6 +84,7 @@ class FusionFlags {
 public:
   FusionFlags(llvm::cl::SubCommand &Sub, llvm::cl::OptionCategory &Cat);
   bool noFusion() const { return NoFusion; }
+  bool fuseAttention() const { return FuseAttention; }
   std::vector<std::string> disabledFusions() const {
     return {Disabled.begin(), Disabled.end()};
   }
@@ -93,6 +95,7 @@ public:
 
 private:
   llvm::cl::opt<bool> NoFusion;
+  llvm::cl::opt<bool> FuseAttention;
   llvm::cl::list<std::string> Disabled;
 };
 

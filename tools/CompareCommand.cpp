@@ -416,6 +416,7 @@ static int runCompare() {
   Opts.DisabledPasses.assign(CmpDisabledPasses.begin(),
                              CmpDisabledPasses.end());
   Opts.NoFusion = CmpFusion.noFusion();
+  Opts.FuseAttention = CmpFusion.fuseAttention();
   Opts.DisabledFusions = CmpFusion.disabledFusions();
   if (Error E = applyLimits(CmpLimits, Opts))
     return reportError(std::move(E));

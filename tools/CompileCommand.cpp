@@ -110,6 +110,7 @@ Expected<CompiledOnnxModel> compileOnnxModel(StringRef Path,
   CO.Layout = Opts.Layout;
   CO.DisabledPasses = Opts.DisabledPasses;
   CO.NoFusion = Opts.NoFusion;
+  CO.FuseAttention = Opts.FuseAttention;
   CO.DisabledFusions = Opts.DisabledFusions;
   CO.PerturbGroupId = Opts.PerturbGroupId;
   CO.MaxConstantBytes = Opts.MaxConstantBytes;
@@ -244,6 +245,7 @@ int runCompileCommand() {
     return reportError(std::move(E));
   Opts.DisabledPasses.assign(CompileDisabled.begin(), CompileDisabled.end());
   Opts.NoFusion = CompileFusion.noFusion();
+  Opts.FuseAttention = CompileFusion.fuseAttention();
   Opts.DisabledFusions = CompileFusion.disabledFusions();
   std::unique_ptr<PhaseDisplay> Display = CompileVerbosity.makeDisplay();
   CompileVerbosity.apply(Opts, *Display);

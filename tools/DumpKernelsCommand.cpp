@@ -83,6 +83,7 @@ int runDumpKernelsCommand() {
   Opts.Arch = DumpArch;
   Opts.CacheDir = DumpCacheDir;
   Opts.NoFusion = DumpKernelsFusion.noFusion();
+  Opts.FuseAttention = DumpKernelsFusion.fuseAttention();
   Opts.DisabledFusions = DumpKernelsFusion.disabledFusions();
   if (Error E = DumpKernelsPrecision.apply(Opts.Prec, Opts.ComputeIo, Opts.Layout))
     return reportError(std::move(E));

@@ -14,7 +14,8 @@ namespace solder {
 
 bool isFusionPass(StringRef Pass) {
   return Pass.endswith("-fusion") || Pass == "batchnorm-folding" ||
-         Pass == "norm-recognition" || Pass == "gelu-recognition";
+         Pass == "norm-recognition" || Pass == "gelu-recognition" ||
+         Pass == "attention-recognition";
 }
 
 std::vector<DecisionRecord>
@@ -48,6 +49,17 @@ FusionReport fusionReportFromGraph(const Graph &G,
                                    StringRef RunsAs) {
   FusionReport R;
   for (const auto &N : G.nodes()) {
+    if (N->kind() == OpKind::Attention) {
+      // attention-recognition's node: a group of its own kind.
+      FusionReportGroup Group;
+      Group.Id = N->attrs().getInt("id", -1);
+      Group.Kind = "attention";
+      if (const Attribute *M = N->attrs().find("members"))
+        Group.Members = M->getStrings();
+      Group.RunsAs = RunsAs.str();
+      R.Groups.push_back(std::move(Group));
+      continue;
+    }
     if (!isFusedGroup(*N))
       continue;
     GroupInfo Info = groupInfo(*N);

@@ -36,7 +36,8 @@ struct FusionReportStep {
 
 struct FusionReportGroup {
   int64_t Id = -1;
-  std::string Kind;                 ///< "contraction", "loop", "reduction"
+  /// "contraction", "loop", "reduction", "attention"
+  std::string Kind;
   std::vector<std::string> Members; ///< ONNX node names, body order
   std::string RunsAs;
   std::vector<FusionReportStep> Steps;
@@ -55,7 +56,8 @@ layoutBoundaries(llvm::ArrayRef<DecisionRecord> Decisions);
 
 /// True for the passes whose rejections the report lists: the fusion
 /// passes ("*-fusion") and the ones that decide what a group can hold
-/// (batchnorm-folding, norm-recognition, gelu-recognition).
+/// (batchnorm-folding, norm-recognition, gelu-recognition,
+/// attention-recognition).
 bool isFusionPass(llvm::StringRef Pass);
 
 /// The rejected decisions of fusion passes, in order; a rejection noted
@@ -65,7 +67,7 @@ std::vector<DecisionRecord>
 rejectedFusions(llvm::ArrayRef<DecisionRecord> Decisions);
 
 /// The report of an optimized graph without a plan: each top-level
-/// FusedGroup node, RunsAs set to RunsAs for all.
+/// FusedGroup and Attention node, RunsAs set to RunsAs for all.
 FusionReport fusionReportFromGraph(const Graph &G,
                                    llvm::ArrayRef<DecisionRecord> Decisions,
                                    llvm::StringRef RunsAs);

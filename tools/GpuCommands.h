@@ -43,6 +43,7 @@ struct ModelLoadOptions {
   /// --no-fusion, --disable-fusion (see FusionFlags) and the hidden
   /// --test-perturb-group of compare.
   bool NoFusion = false;
+  bool FuseAttention = false; ///< --fuse-attention
   std::vector<std::string> DisabledFusions;
   int64_t PerturbGroupId = -1;
   /// --max-constant-bytes, --max-tensor-bytes (LimitFlags::apply).

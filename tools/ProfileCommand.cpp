@@ -232,6 +232,7 @@ static Error profile(json::Object &Out) {
   if (Error E = ProfilePrecision.apply(Opts.Prec, Opts.ComputeIo, Opts.Layout))
     return E;
   Opts.NoFusion = ProfileFusion.noFusion();
+  Opts.FuseAttention = ProfileFusion.fuseAttention();
   Opts.DisabledFusions = ProfileFusion.disabledFusions();
   Opts.DefaultDimNotes = &ProfileVerbosity.notes();
   std::unique_ptr<PhaseDisplay> Display = ProfileVerbosity.makeDisplay();

@@ -98,6 +98,9 @@ struct CompileOptions {
   /// form (group ids or ONNX node names); see PipelineOptions.
   bool NoFusion = false;
   std::vector<std::string> DisabledFusions;
+  /// Scaled dot-product attention becomes one Attention op (one generated
+  /// flash-attention kernel on the GPU); `--fuse-attention`. Experimental.
+  bool FuseAttention = false;
   /// Resource limits against hostile models (see ir/SizeLimits.h):
   /// constant folding leaves a node unfolded when a result would exceed
   /// MaxConstantBytes, and a value whose static size exceeds MaxTensorBytes

@@ -52,6 +52,9 @@ llvm::Error oneHot(InferContext &C);
 llvm::Error resize(InferContext &C);
 llvm::Error topK(InferContext &C);
 
+// AttentionInfer.cpp
+llvm::Error attention(InferContext &C);
+
 // ScatterInfer.cpp
 llvm::Error scatterElements(InferContext &C);
 llvm::Error scatterND(InferContext &C);

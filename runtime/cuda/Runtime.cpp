@@ -134,6 +134,7 @@ static PipelineOptions pipelineOptions(const CompileOptions &Opts) {
   PO.DisabledPasses = Opts.DisabledPasses;
   PO.TargetGpu = Opts.Backend == ExecutionBackend::Cuda;
   PO.NoFusion = Opts.NoFusion;
+  PO.FuseAttention = Opts.FuseAttention;
   PO.DisabledFusions = Opts.DisabledFusions;
   PO.Prec = Opts.Prec;
   PO.KeepModelIo = !Opts.ComputeIo;

@@ -361,3 +361,38 @@ TEST(VerifierTest, LayoutMustBeNchwOrTwoDimensionalNhwc) {
 })");
   expectValid(*Explicit);
 }
+
+TEST(VerifierTest, TransposeOfAScalarWithoutPermIsAScalar) {
+  // The default perm of a rank-0 input is empty (the fuzzer found the
+  // reversed-dims loop running from 2^32 - 1).
+  auto G = parse(R"(graph "g" opset 17 {
+  input %x : f32[]
+  %t = Transpose(%x) : f32[] @"t"
+  output %t
+})");
+  expectValid(*G);
+}
+
+TEST(VerifierTest, AttentionResultTypeFollowsTheForm) {
+  auto G = parse(R"(graph "g" opset 17 {
+  input %q : f16[2,7,64]
+  input %k : f16[2,9,32]
+  input %v : f16[2,9,32]
+  input %m : bool[2,1,7,9]
+  %y = Attention(%q, %k, %v, %m) {kv_num_heads = 2, q_num_heads = 4} : f16[2,7,64] @"a"
+  output %y
+})");
+  expectValid(*G);
+}
+
+TEST(VerifierTest, AttentionWithIndivisibleHeadsIsRejected) {
+  // Twin of the test above: 3 query heads do not share 2 key/value heads.
+  auto G = parse(R"(graph "g" opset 17 {
+  input %q : f16[2,7,48]
+  input %k : f16[2,9,32]
+  input %v : f16[2,9,32]
+  %y = Attention(%q, %k, %v) {kv_num_heads = 2, q_num_heads = 3} : f16[2,7,48] @"a"
+  output %y
+})");
+  expectInvalid(*G, "not a multiple of the key/value heads");
+}

@@ -102,3 +102,42 @@ graph "g" opset 17 {
   EXPECT_FALSE(Changed);
   EXPECT_EQ(After, canonical(Text));
 }
+
+TEST(IdentityElimination, RemovesSameTypeCastAndOneOperandConcat) {
+  IdentityElimination P;
+  auto [Changed, After] = runPassOn(P, R"(
+graph "g" opset 17 {
+  input %x : f32[2,3]
+  %a = Relu(%x) : f32[2,3]
+  %b = Cast(%a) {to = 1} : f32[2,3]
+  %c = Concat(%b) {axis = 0} : f32[2,3]
+  %y = Sigmoid(%c) : f32[2,3]
+  output %y
+}
+)");
+  EXPECT_TRUE(Changed);
+  EXPECT_EQ(After, canonical(R"(
+graph "g" opset 17 {
+  input %x : f32[2,3]
+  %a = Relu(%x) : f32[2,3]
+  %y = Sigmoid(%a) : f32[2,3]
+  output %y
+}
+)"));
+}
+
+TEST(IdentityElimination, KeepsConvertingCastAndTwoOperandConcat) {
+  IdentityElimination P;
+  const char *Text = R"(
+graph "g" opset 17 {
+  input %x : f32[2,3]
+  %a = Relu(%x) : f32[2,3]
+  %b = Cast(%a) {to = 10} : f16[2,3]
+  %c = Concat(%b, %b) {axis = 0} : f16[4,3]
+  output %c
+}
+)";
+  auto [Changed, After] = runPassOn(P, Text);
+  EXPECT_FALSE(Changed);
+  EXPECT_EQ(After, canonical(Text));
+}

@@ -1,0 +1,348 @@
+//===- AttentionRecognition.cpp - SDPA sub-graphs become Attention --------===//
+//
+// The walk goes backwards from the Softmax through the scores chain to the
+// Q K^T MatMul, then forwards to the P V MatMul and the head merge. Q, K and
+// V are tracked as views (a value and a permutation of its dims), so chains
+// of Transposes compose into one permutation before the head-split check.
+//
+//===----------------------------------------------------------------------===//
+#include "passes/AttentionRecognition.h"
+#include "ir/FusedGroup.h"
+#include "ir/OpRegistry.h"
+#include "passes/PatternMatch.h"
+#include <algorithm>
+#include <array>
+#include <vector>
+
+namespace solder {
+
+namespace {
+using Perm = std::array<int64_t, 4>;
+constexpr Perm IdentityPerm = {0, 1, 2, 3};
+constexpr Perm HeadSplitPerm = {0, 2, 1, 3};
+const char *const SecondUser = "an intermediate of the attention has a "
+                               "second user";
+
+/// Transpose(Src, P): dim i of the view is dim P[i] of Src.
+struct View {
+  Value *Src = nullptr;
+  Perm P = IdentityPerm;
+};
+
+/// The permutation of a rank-4 Transpose node (ONNX's default: reversed).
+std::optional<Perm> transposePerm(const Node &T) {
+  std::vector<int64_t> P = T.attrs().getInts("perm", {3, 2, 1, 0});
+  if (P.size() != 4)
+    return std::nullopt;
+  return Perm{P[0], P[1], P[2], P[3]};
+}
+
+/// Follows the Transposes that produce V.Src, composing their permutations.
+View throughTransposes(View V) {
+  while (Node *T = matchOp(V.Src, OpKind::Transpose)) {
+    std::optional<Perm> Inner = transposePerm(*T);
+    if (!Inner)
+      break;
+    Perm Composed;
+    for (unsigned I = 0; I < 4; ++I)
+      Composed[I] = (*Inner)[V.P[I]];
+    V = {T->operand(0), Composed};
+  }
+  return V;
+}
+
+/// For a view that is a head split Transpose(Reshape(x, [B,S,H,D]),
+/// [0,2,1,3]) of a 3-D x of [B,S,H*D]: x and H. Null otherwise.
+std::pair<Value *, int64_t> headSplitSource(const View &V) {
+  if (V.P != HeadSplitPerm)
+    return {nullptr, 0};
+  Node *R = matchOp(V.Src, OpKind::Reshape);
+  if (!R || R->operand(0)->type().rank() != 3)
+    return {nullptr, 0};
+  const Shape &Split = V.Src->type().Dims, &X = R->operand(0)->type().Dims;
+  if (!Split[2].isStatic() || !Split[3].isStatic() || !X[2].isStatic() ||
+      X[2].size() != Split[2].size() * Split[3].size() || X[0] != Split[0] ||
+      X[1] != Split[1] || X[0].isUnknown() || X[1].isUnknown())
+    return {nullptr, 0};
+  return {R->operand(0), Split[2].size()};
+}
+
+struct AttentionMatch {
+  Node *Softmax = nullptr, *QK = nullptr, *PV = nullptr;
+  View Q, K, V;
+  double Scale = 1;
+  std::vector<Value *> Masks;
+  /// Every node the Attention replaces (erased when dead afterwards).
+  std::vector<Node *> Nodes;
+};
+
+/// Q or K^T as MatMul operand X: peels a Mul by a constant scalar (the
+/// dynamo exporter's sqrt(scale) on each side).
+Value *peelScale(const Graph &G, Value *X, AttentionMatch &M) {
+  Node *Mul = matchOp(X, OpKind::Mul);
+  if (!Mul || !hasSingleUse(G, X) || X->type() != Mul->operand(0)->type())
+    return X;
+  std::optional<double> C = constScalar(Mul->operand(1));
+  if (!C)
+    return X;
+  M.Scale *= *C;
+  M.Nodes.push_back(Mul);
+  return Mul->operand(0);
+}
+
+bool sameDim(const Dim &A, const Dim &B) { return A == B && !A.isUnknown(); }
+
+/// The scores chain from Cur (the Softmax input) back to Q K^T.
+Decision matchScores(const Graph &G, Value *Cur, AttentionMatch &M) {
+  const TensorType &ScoreType = Cur->type();
+  for (;;) {
+    if (!hasSingleUse(G, Cur))
+      return Decision::no(SecondUser);
+    Node *P = Cur->producer();
+    if (!P)
+      return Decision::no("the scores are not a MatMul of Q and K^T");
+    if (P->kind() == OpKind::Mul || P->kind() == OpKind::Div) {
+      bool Div = P->kind() == OpKind::Div;
+      unsigned ConstAt = 2;
+      if (constScalar(P->operand(1)))
+        ConstAt = 1;
+      else if (!Div && constScalar(P->operand(0)))
+        ConstAt = 0;
+      if (ConstAt == 2)
+        return Decision::no("the scores are scaled by a non-constant");
+      Value *Other = P->operand(1 - ConstAt);
+      if (Other->type() != ScoreType)
+        return Decision::no("the scale broadcasts the scores");
+      double C = *constScalar(P->operand(ConstAt));
+      if (Div && C == 0)
+        return Decision::no("the scores are divided by zero");
+      M.Scale = Div ? M.Scale / C : M.Scale * C;
+      M.Nodes.push_back(P);
+      Cur = Other;
+      continue;
+    }
+    if (P->kind() == OpKind::Add) {
+      // The scores continue through the operand of the scores' type whose
+      // own chain reaches Q K^T; the other operand is a mask.
+      Decision Inner =
+          Decision::no("the scores are not a MatMul of Q and K^T");
+      for (unsigned I = 0; I < 2; ++I) {
+        Value *S = P->operand(I), *Mask = P->operand(1 - I);
+        if (S->type() != ScoreType || !S->producer())
+          continue;
+        AttentionMatch Rest = M;
+        Rest.Nodes.push_back(P);
+        Rest.Masks.push_back(Mask);
+        if (Decision D = matchScores(G, S, Rest); !D) {
+          Inner = D;
+          continue;
+        }
+        if (Mask->dtype() != ScoreType.Elem)
+          return Decision::no("the mask is not of the scores' type");
+        M = std::move(Rest);
+        return Decision::yes();
+      }
+      return Inner;
+    }
+    if (P->kind() != OpKind::MatMul)
+      return Decision::no("the scores are not a MatMul of Q and K^T");
+    M.QK = P;
+    M.Nodes.push_back(P);
+    Value *A = peelScale(G, P->operand(0), M);
+    Value *B = peelScale(G, P->operand(1), M);
+    const Shape &AD = A->type().Dims, &BD = B->type().Dims;
+    if (AD.size() != 4 || BD.size() != 4)
+      return Decision::no("Q and K^T are not 4-D");
+    if (!sameDim(AD[0], BD[0]))
+      return Decision::no("Q and K have different batch sizes");
+    M.Q = {A, IdentityPerm};
+    // K = K^T with its last two dims swapped.
+    M.K = {B, {0, 1, 3, 2}};
+    return Decision::yes();
+  }
+}
+
+/// The part after the Softmax: P V.
+Decision matchValues(const Graph &G, AttentionMatch &M) {
+  Value *P = M.Softmax->result(0);
+  Node *PV = soleUser(G, P);
+  if (!PV)
+    return Decision::no(SecondUser);
+  if (PV->kind() != OpKind::MatMul || PV->operand(0) != P)
+    return Decision::no("the probabilities do not multiply V");
+  Value *V = PV->operand(1);
+  const Shape &VD = V->type().Dims, &QD = M.Q.Src->type().Dims;
+  if (VD.size() != 4 || PV->result(0)->type().rank() != 4)
+    return Decision::no("V is not 4-D");
+  if (!sameDim(VD[0], QD[0]))
+    return Decision::no("Q and V have different batch sizes");
+  M.PV = PV;
+  M.Nodes.push_back(M.Softmax);
+  M.Nodes.push_back(PV);
+  M.V = {V, IdentityPerm};
+  return Decision::yes();
+}
+
+/// Head counts: the query heads must be a multiple of the key heads, K and
+/// V alike (MatMul's broadcasting of a single K/V head is grouped-query
+/// attention with one group).
+Decision checkHeads(const AttentionMatch &M) {
+  const Dim &Hq = M.Q.Src->type().Dims[1];
+  const Dim &Hk = M.K.Src->type().Dims[M.K.P[1]];
+  const Dim &Hv = M.V.Src->type().Dims[1];
+  if (!Hq.isStatic() || !Hk.isStatic() || !Hv.isStatic() || Hk != Hv ||
+      Hk.size() == 0 || Hq.size() % Hk.size())
+    return Decision::no("the head counts of Q, K and V are not static "
+                        "multiples of each other");
+  return Decision::yes();
+}
+
+Decision matchAttention(const Graph &G, Node &Softmax, AttentionMatch &M) {
+  const TensorType &T = Softmax.operand(0)->type();
+  if (T.rank() != 4 || !isFloat(T.Elem))
+    return Decision::no("the Softmax input is not a 4-D float tensor");
+  if (Softmax.attrs().getInt("axis", -1) != -1 &&
+      Softmax.attrs().getInt("axis", -1) != 3)
+    return Decision::no("the Softmax is not over the last axis");
+  M.Softmax = &Softmax;
+  if (Decision D = matchScores(G, Softmax.operand(0), M); !D)
+    return D;
+  if (Decision D = matchValues(G, M); !D)
+    return D;
+  return checkHeads(M);
+}
+
+/// Materializes a view as a value: Src itself or a new Transpose before
+/// Pos.
+Value *materialize(Graph &G, Node *Pos, const View &V) {
+  if (V.P == IdentityPerm)
+    return V.Src;
+  Node *T = G.insertNode(G.iteratorOf(Pos), OpKind::Transpose, {V.Src},
+                         {G.uniqueName(V.Src->name() + ".t")});
+  T->attrs().set("perm", std::vector<int64_t>(V.P.begin(), V.P.end()));
+  if (llvm::Error E = inferNodeTypes(*T))
+    llvm::consumeError(std::move(E)); // a permutation of a rank-4 value
+  return T->result(0);
+}
+
+llvm::Error rewrite(Graph &G, AttentionMatch &M, int64_t Id) {
+  View Q = throughTransposes(M.Q), K = throughTransposes(M.K),
+       V = throughTransposes(M.V);
+  auto [Q3, QHeads] = headSplitSource(Q);
+  auto [K3, KHeads] = headSplitSource(K);
+  auto [V3, VHeads] = headSplitSource(V);
+  // The head merge: o -> Transpose [0,2,1,3] -> Reshape.
+  Node *Merge = soleUser(G, M.PV->result(0));
+  Node *Flat = nullptr;
+  if (Merge && Merge->kind() == OpKind::Transpose &&
+      transposePerm(*Merge) == std::optional<Perm>(HeadSplitPerm))
+    Flat = soleUser(G, Merge->result(0));
+  bool ThreeD = Q3 && K3 && V3 && KHeads == VHeads && Flat &&
+                Flat->kind() == OpKind::Reshape;
+
+  std::vector<Value *> Operands;
+  Node *Pos = M.PV;
+  if (ThreeD) {
+    Operands = {Q3, K3, V3};
+  } else {
+    // Q and V as they were (the MatMuls read them); K as K^T's source.
+    Operands = {M.Q.Src, materialize(G, Pos, K), M.V.Src};
+  }
+  if (!M.Masks.empty()) {
+    // Innermost (first added) mask first, as the graph adds them.
+    Value *Mask = M.Masks.back();
+    for (size_t I = M.Masks.size() - 1; I-- > 0;) {
+      Node *Sum = G.insertNode(G.iteratorOf(Pos), OpKind::Add,
+                               {Mask, M.Masks[I]},
+                               {G.uniqueName(Mask->name() + ".sum")});
+      if (llvm::Error E = inferNodeTypes(*Sum))
+        return E;
+      Mask = Sum->result(0);
+    }
+    Operands.push_back(Mask);
+  }
+  std::string Name = M.Softmax->name().empty() ? "attention"
+                                               : M.Softmax->name() + ".sdpa";
+  Value *Final = ThreeD ? Flat->result(0) : M.PV->result(0);
+  Node *A = G.insertNode(G.iteratorOf(Pos), OpKind::Attention, Operands,
+                         {G.uniqueName(Final->name() + ".attention")},
+                         G.uniqueName(Name));
+  A->attrs().set("id", Id);
+  A->attrs().set("scale", float(M.Scale));
+  if (ThreeD) {
+    A->attrs().set("q_num_heads", QHeads);
+    A->attrs().set("kv_num_heads", KHeads);
+  }
+  if (llvm::Error E = inferNodeTypes(*A))
+    return E;
+  std::vector<Node *> Replaced = M.Nodes;
+  // The Transposes composed into the views (dead unless read elsewhere).
+  const View Orig[3] = {M.Q, M.K, M.V}, Composed[3] = {Q, K, V};
+  for (unsigned I = 0; I < 3; ++I) {
+    for (Value *Cur = Orig[I].Src; Cur != Composed[I].Src;) {
+      Node *T = Cur->producer();
+      Replaced.push_back(T);
+      Cur = T->operand(0);
+    }
+    if (ThreeD)
+      Replaced.push_back(Composed[I].Src->producer()); // the head split
+  }
+  if (ThreeD) {
+    // The Reshape reads the merged heads: the same elements in the same
+    // order as the 3-D result, so it now reads that.
+    Flat->setOperand(0, A->result(0));
+    Replaced.push_back(Merge);
+  } else {
+    replaceKeepingName(G, M.PV->result(0), A->result(0));
+  }
+  // Members: the replaced ONNX nodes that end up dead, in graph order
+  // (names taken before they are erased).
+  llvm::DenseSet<const Node *> Candidates(Replaced.begin(), Replaced.end());
+  std::vector<Node *> Ordered;
+  std::vector<std::string> Names;
+  for (auto &N : G.nodes())
+    if (Candidates.count(N.get())) {
+      Ordered.push_back(N.get());
+      Names.push_back(memberName(*N));
+    }
+  eraseIfDead(G, Ordered);
+  llvm::DenseSet<const Node *> Alive;
+  for (auto &N : G.nodes())
+    Alive.insert(N.get());
+  std::vector<std::string> Members;
+  for (size_t I = 0; I < Ordered.size(); ++I)
+    if (!Alive.count(Ordered[I]))
+      Members.push_back(Names[I]);
+  A->attrs().set("members", Members);
+  return llvm::Error::success();
+}
+} // namespace
+
+llvm::Expected<bool> AttentionRecognition::run(Graph &G, DecisionLog &Log) {
+  std::vector<Node *> Candidates;
+  for (auto &N : G.nodes())
+    if (N->kind() == OpKind::Softmax)
+      Candidates.push_back(N.get());
+  bool Changed = false;
+  // A match holds exactly one Softmax, its own candidate, so a rewrite
+  // never erases a later candidate.
+  for (Node *N : Candidates) {
+    AttentionMatch M;
+    Decision D = matchAttention(G, *N, M);
+    int64_t Id = -1;
+    if (D) {
+      Id = State.takeId();
+      if (std::optional<std::string> Why = State.disabledReason(Id, M.Nodes))
+        D = Decision::no(*Why);
+    }
+    Log.note(*N, D);
+    if (!D)
+      continue;
+    if (llvm::Error E = rewrite(G, M, Id))
+      return std::move(E);
+    Changed = true;
+  }
+  return Changed;
+}
+
+} // namespace solder

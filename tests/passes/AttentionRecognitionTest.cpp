@@ -1,0 +1,163 @@
+//===- AttentionRecognitionTest.cpp ---------------------------------------===//
+#include "passes/AttentionRecognition.h"
+#include "PassTestUtils.h"
+#include "tests/AttentionGraph.h"
+
+using namespace solder;
+using namespace solder::test;
+
+namespace {
+
+std::pair<bool, std::string> recognize(llvm::StringRef Text,
+                                       std::vector<std::string> Disabled = {}) {
+  return runFusionPass<AttentionRecognition>(Text, std::move(Disabled));
+}
+
+/// The one reason attention-recognition notes on Text, which it leaves
+/// unchanged.
+void expectRejected(llvm::StringRef Text, llvm::StringRef Reason) {
+  auto G = parseOrDie(Text);
+  ASSERT_TRUE(G);
+  FusionState State({});
+  AttentionRecognition P(State);
+  DecisionLog Log;
+  llvm::Expected<bool> Changed = P.run(*G, Log);
+  ASSERT_TRUE(bool(Changed)) << llvm::toString(Changed.takeError());
+  EXPECT_FALSE(*Changed);
+  EXPECT_EQ(graphToString(*G), canonical(Text));
+  ASSERT_EQ(Log.records().size(), 1u);
+  EXPECT_EQ(Log.records()[0].Reason, Reason.str());
+}
+
+TEST(AttentionRecognition, LegacyExportBecomesOneThreeDimensionalAttention) {
+  std::string Text = attentionGraphText(2);
+  auto [Changed, After] = recognize(Text);
+  EXPECT_TRUE(Changed);
+  // Head split and merge are gone: the op reads the 3-D slices and the
+  // merge Reshape reads its 3-D result.
+  EXPECT_NE(After.find("= Attention(%q, %k, %v) {id = 0, kv_num_heads = 2, "
+                       "members = [\"reshape_q\", \"reshape_k\", "
+                       "\"reshape_v\", \"transpose_q\", \"transpose_k\", "
+                       "\"transpose_v\", \"scores\", \"scale\", \"softmax\", "
+                       "\"context\", \"merge_t\"], q_num_heads = 2, scale = "
+                       "0.5} : f32[2,5,8]"),
+            std::string::npos)
+      << After;
+  EXPECT_EQ(After.find("Transpose"), std::string::npos) << After;
+  EXPECT_EQ(After.find("Softmax"), std::string::npos) << After;
+  expectFusionKeepsFunction<AttentionRecognition>(Text, "= Attention(", 1e-5);
+}
+
+// Four-dimensional operands with a Div scale, an additive mask, and the
+// dynamo exporter's sqrt(scale) on both Q and K^T.
+const char *FourDim = R"(
+graph "g" opset 17 {
+  input %q : f32[2,3,4,8]
+  input %k : f32[2,3,6,8]
+  input %v : f32[2,3,6,5]
+  input %mask : f32[2,1,1,6]
+  const %c : f32[] = [0.5]
+  const %d : f32[] = [2.0]
+  %qs = Mul(%q, %c) : f32[2,3,4,8] @"scale_q"
+  %kt = Transpose(%k) {perm = [0, 1, 3, 2]} : f32[2,3,8,6] @"kt"
+  %ks = Mul(%kt, %c) : f32[2,3,8,6] @"scale_k"
+  %s = MatMul(%qs, %ks) : f32[2,3,4,6] @"scores"
+  %sd = Div(%s, %d) : f32[2,3,4,6] @"div"
+  %sm = Add(%mask, %sd) : f32[2,3,4,6] @"mask_add"
+  %p = Softmax(%sm) {axis = 3} : f32[2,3,4,6] @"softmax"
+  %o = MatMul(%p, %v) : f32[2,3,4,5] @"context"
+  output %o
+}
+)";
+
+TEST(AttentionRecognition, FourDimensionalFormTakesScalesAndMask) {
+  auto [Changed, After] = recognize(FourDim);
+  EXPECT_TRUE(Changed);
+  // 0.5 * 0.5 / 2; K^T's Transpose is composed away.
+  EXPECT_NE(After.find("%o = Attention(%q, %k, %v, %mask) {id = 0, members = "
+                       "[\"scale_q\", \"kt\", \"scale_k\", \"scores\", "
+                       "\"div\", \"mask_add\", \"softmax\", \"context\"], "
+                       "scale = 0.125} : f32[2,3,4,5]"),
+            std::string::npos)
+      << After;
+  expectFusionKeepsFunction<AttentionRecognition>(FourDim, "= Attention(",
+                                                  1e-5);
+}
+
+// Two additive masks (T5's position bias and a padding mask) become one.
+TEST(AttentionRecognition, SeveralMasksAreSummedIntoOne) {
+  const char *Text = R"(
+graph "g" opset 17 {
+  input %q : f32[1,2,4,8]
+  input %kt : f32[1,2,8,4]
+  input %v : f32[1,2,4,8]
+  input %bias : f32[1,2,4,4]
+  input %pad : f32[1,1,1,4]
+  %s = MatMul(%q, %kt) : f32[1,2,4,4] @"scores"
+  %a = Add(%s, %bias) : f32[1,2,4,4] @"add_bias"
+  %b = Add(%a, %pad) : f32[1,2,4,4] @"add_pad"
+  %p = Softmax(%b) {axis = -1} : f32[1,2,4,4] @"softmax"
+  %o = MatMul(%p, %v) : f32[1,2,4,8] @"context"
+  output %o
+}
+)";
+  auto [Changed, After] = recognize(Text);
+  EXPECT_TRUE(Changed);
+  EXPECT_NE(After.find("= Add(%bias, %pad)"), std::string::npos) << After;
+  EXPECT_NE(After.find("Transpose(%kt) {perm = [0, 1, 3, 2]}"),
+            std::string::npos)
+      << After;
+  expectFusionKeepsFunction<AttentionRecognition>(Text, "= Attention(", 1e-5);
+}
+
+// A mask read elsewhere too stays as it is and is the Attention's operand.
+TEST(AttentionRecognition, MaskUsedElsewhereStaysAnOperand) {
+  std::string Text = FourDim;
+  Text.replace(Text.find("  output %o"), 0,
+               "  %m2 = Neg(%mask) : f32[2,1,1,6] @\"other\"\n");
+  Text.replace(Text.find("output %o\n") + 10, 0, "  output %m2\n");
+  auto [Changed, After] = recognize(Text);
+  EXPECT_TRUE(Changed);
+  EXPECT_NE(After.find("Attention(%q, %k, %v, %mask)"), std::string::npos)
+      << After;
+  EXPECT_NE(After.find("Neg(%mask)"), std::string::npos) << After;
+}
+
+// Negative twins.
+TEST(AttentionRecognition, ScoresWithASecondUserAreLeftAlone) {
+  std::string Text = FourDim;
+  Text.replace(Text.find("  output %o"), 0,
+               "  %leak = Relu(%sm) : f32[2,3,4,6] @\"leak\"\n");
+  Text.replace(Text.find("output %o\n") + 10, 0, "  output %leak\n");
+  expectRejected(Text, "an intermediate of the attention has a second user");
+}
+
+TEST(AttentionRecognition, NonConstantScaleIsLeftAlone) {
+  std::string Text = FourDim;
+  Text.replace(Text.find("input %mask"), 0, "input %t : f32[] \n  ");
+  Text.replace(Text.find("Div(%s, %d)"), 11, "Div(%s, %t)");
+  expectRejected(Text, "the scores are scaled by a non-constant");
+}
+
+TEST(AttentionRecognition, SoftmaxOverAnotherAxisIsLeftAlone) {
+  std::string Text = FourDim;
+  Text.replace(Text.find("{axis = 3}"), 10, "{axis = 2}");
+  expectRejected(Text, "the Softmax is not over the last axis");
+}
+
+TEST(AttentionRecognition, ProbabilitiesNotMultiplyingVAreLeftAlone) {
+  std::string Text = FourDim;
+  Text.replace(Text.find("MatMul(%p, %v)"), 14, "MatMul(%v, %p)");
+  Text.replace(Text.find("input %v : f32[2,3,6,5]"), 23,
+               "input %v : f32[2,3,4,4]");
+  Text.replace(Text.find(": f32[2,3,4,5] @\"context\""), 14, ": f32[2,3,4,6]");
+  expectRejected(Text, "the probabilities do not multiply V");
+}
+
+TEST(AttentionRecognition, DisabledByNodeNameIsLeftAlone) {
+  auto [Changed, After] = recognize(FourDim, {"softmax"});
+  EXPECT_FALSE(Changed);
+  EXPECT_EQ(After, canonical(FourDim));
+}
+
+} // namespace
