@@ -65,6 +65,8 @@ public:
   /// A launch of ceil(Count / PerBlock) blocks (at least one, at most
   /// MaxGridBlocks) of BlockSize threads.
   void setLaunch(int64_t Count, int64_t PerBlock);
+  /// A 3-D grid of blocks of Threads (at most BlockSize) threads.
+  void setGrid(std::array<unsigned, 3> Grid, unsigned Threads);
 
   /// Emits `const idx_t Name = Expr;` and returns the name.
   std::string let(llvm::StringRef Base, const llvm::Twine &Expr);
@@ -181,6 +183,7 @@ llvm::Error emitCumSum(KernelBuilder &B);
 llvm::Error emitOneHot(KernelBuilder &B);
 llvm::Error emitResize(KernelBuilder &B);
 llvm::Error emitTopK(KernelBuilder &B);
+llvm::Error emitAttention(KernelBuilder &B);
 llvm::Error emitScatterElements(KernelBuilder &B);
 llvm::Error emitScatterND(KernelBuilder &B);
 /// Resize's roi, scales and sizes must be constants to generate code.

@@ -204,6 +204,12 @@ void KernelBuilder::setLaunch(int64_t Count, int64_t PerBlock) {
   K.Block = {Opts.BlockSize, 1, 1};
 }
 
+void KernelBuilder::setGrid(std::array<unsigned, 3> Grid, unsigned Threads) {
+  assert(Threads <= Opts.BlockSize && "above the kernel's launch bounds");
+  K.Grid = Grid;
+  K.Block = {Threads, 1, 1};
+}
+
 CudaPrinter::Scope KernelBuilder::gridStrideLoop(llvm::StringRef Var,
                                                  int64_t Count) {
   setLaunch(Count, Opts.BlockSize);
@@ -427,6 +433,9 @@ emitKernel(const Node &N, const CodegenOptions &Opts, KernelNamer &Names) {
     break;
   case OpKind::TopK:
     E = emitTopK(B);
+    break;
+  case OpKind::Attention:
+    E = emitAttention(B);
     break;
   case OpKind::ScatterElements:
     E = emitScatterElements(B);

@@ -50,6 +50,9 @@ const PrecisionRule Policy[] = {
      "computed in fp32 inside its kernel (max, exp, sum); the probabilities "
      "are stored reduced"},
     {OpKind::LogSoftmax, false, "computed in fp32 inside its kernel"},
+    {OpKind::Attention, false,
+     "scores, softmax and the weighted sum in fp32 inside its kernel; Q, K, "
+     "V, the mask and the result are stored reduced"},
     {OpKind::LayerNormalization, false,
      "mean and variance in fp32 inside its kernel (two-pass); the "
      "normalised row is stored reduced"},

@@ -208,10 +208,14 @@ static const Node *findSingle(const Graph &G, const PlanGroup &PG) {
   return nullptr;
 }
 
+/// The FusedGroup or Attention node of G with group id Id.
 static const Node *findFused(const Graph &G, int64_t Id) {
-  for (const auto &N : G.nodes())
+  for (const auto &N : G.nodes()) {
     if (isFusedGroup(*N) && groupInfo(*N).Id == Id)
       return N.get();
+    if (N->kind() == OpKind::Attention && N->attrs().getInt("id", -1) == Id)
+      return N.get();
+  }
   return nullptr;
 }
 

@@ -742,6 +742,14 @@ void Builder::recordGroup(const Node &N, size_t FirstStep, std::string RunsAs) {
     PG.G.Id = Info.Id;
     PG.G.Kind = groupKindName(Info.Kind).str();
     PG.G.Members = Info.Members;
+  } else if (N.kind() == OpKind::Attention) {
+    // attention-recognition's op: a group of the ONNX nodes it replaced.
+    PG.G.Id = N.attrs().getInt("id", -1);
+    PG.G.Kind = "attention";
+    if (const Attribute *M = N.attrs().find("members"))
+      PG.G.Members = M->getStrings();
+    if (PG.G.Members.empty())
+      PG.G.Members = {memberName(N)};
   } else {
     PG.G.Kind = "single";
     PG.G.Members = {memberName(N)};

@@ -114,10 +114,12 @@ std::vector<Tensor> referenceOutputs(const ModelCase &C,
 
 } // namespace
 
-/// Compiles G for this GPU and checks Runs runs against the reference.
-static void expectGpuMatchesReference(const Graph &G, unsigned Seed, int Runs,
-                                      double Tol, CompileOptions CO = {}) {
-  std::vector<Tensor> In = randomInputs(G, Seed);
+/// Compiles G for this GPU and checks Runs runs on In against the
+/// reference.
+static void expectGpuMatchesReferenceOn(const Graph &G,
+                                        const std::vector<Tensor> &In,
+                                        int Runs, double Tol,
+                                        CompileOptions CO = {}) {
   auto Ref = runReference(G, In);
   ASSERT_TRUE(bool(Ref)) << llvm::toString(Ref.takeError());
   auto Copy = parseOrFail(graphToString(G)); // compiling rewrites the graph
@@ -135,6 +137,12 @@ static void expectGpuMatchesReference(const Graph &G, unsigned Seed, int Runs,
       EXPECT_LE(relativeError((*Out)[I], (*Ref)[I]), Tol)
           << "run " << Run << " output " << I;
   }
+}
+
+/// The same on seeded random inputs.
+static void expectGpuMatchesReference(const Graph &G, unsigned Seed, int Runs,
+                                      double Tol, CompileOptions CO = {}) {
+  expectGpuMatchesReferenceOn(G, randomInputs(G, Seed), Runs, Tol, CO);
 }
 
 TEST(GpuRuntimeTest, MixedGraphMatchesReference) {
@@ -293,6 +301,121 @@ TEST(GpuRuntimeTest, ContractionGroupsMatchReference) {
     CompileOptions CO;
     CO.NoFusion = true; // keep exactly the hand-made group
     expectGpuMatchesReference(*G, 11, 2, 1e-4, CO);
+  }
+}
+
+/// One Attention node over inputs q, k, v (and mask when MaskType is
+/// set), in the 4-D form unless ThreeD.
+static std::string attentionOpGraph(const std::string &T, int64_t B,
+                                    int64_t Hq, int64_t Hkv, int64_t Sq,
+                                    int64_t Sk, int64_t D, bool ThreeD,
+                                    const std::string &MaskType, bool Causal) {
+  auto Dims = [&](int64_t H, int64_t S, int64_t X) {
+    std::string R = std::to_string(B) + ",";
+    if (ThreeD)
+      return "[" + R + std::to_string(S) + "," + std::to_string(H * X) + "]";
+    return "[" + R + std::to_string(H) + "," + std::to_string(S) + "," +
+           std::to_string(X) + "]";
+  };
+  std::string G = "graph \"g\" opset 17 {\n";
+  G += "  input %q : " + T + Dims(Hq, Sq, D) + "\n";
+  G += "  input %k : " + T + Dims(Hkv, Sk, D) + "\n";
+  G += "  input %v : " + T + Dims(Hkv, Sk, D) + "\n";
+  std::string Mask;
+  if (!MaskType.empty()) {
+    G += "  input %mask : " + MaskType + "[" + std::to_string(B) + ",1," +
+         std::to_string(Sq) + "," + std::to_string(Sk) + "]\n";
+    Mask = ", %mask";
+  }
+  std::string Attrs = "is_causal = " + std::to_string(int(Causal)) +
+                      (ThreeD ? ", kv_num_heads = " + std::to_string(Hkv) +
+                                    ", q_num_heads = " + std::to_string(Hq)
+                              : "") +
+                      ", scale = 0.125";
+  G += "  %y = Attention(%q, %k, %v" + Mask + ") {" + Attrs + "} : " + T +
+       Dims(Hq, Sq, D) + " @\"attn\"\n  output %y\n}\n";
+  return G;
+}
+
+TEST(GpuRuntimeTest, AttentionKernelMatchesReference) {
+  // The generated flash-attention kernel against the reference kernel:
+  // odd lengths (tails of the 32-key tiles and 16-row blocks), head dims 32
+  // to 128, grouped heads, 3-D and 4-D, additive and boolean masks (some
+  // rows masked entirely), causal; f32 within 1e-4, f16/bf16 operands
+  // within 1e-2 / 3e-2 of the reference on the same rounded operands.
+  SKIP_WITHOUT_GPU();
+  struct Case {
+    int64_t B, Hq, Hkv, Sq, Sk, D;
+    bool ThreeD;
+    const char *Mask;
+    bool Causal;
+  };
+  const Case Cases[] = {
+      {1, 2, 2, 1, 1, 32, false, "", false},
+      {2, 4, 4, 7, 7, 64, true, "f32", false},
+      {1, 4, 2, 77, 77, 64, false, "bool", true},
+      {2, 3, 1, 129, 129, 128, true, "", true},
+      {1, 2, 2, 33, 65, 96, false, "f32", false},
+      {1, 12, 12, 384, 384, 64, true, "f32", false},
+  };
+  for (const Case &C : Cases)
+    for (const char *T : {"f32", "f16", "bf16"}) {
+      std::string Mask = C.Mask;
+      if (Mask == "f32")
+        Mask = T;
+      std::string Text = attentionOpGraph(T, C.B, C.Hq, C.Hkv, C.Sq, C.Sk,
+                                          C.D, C.ThreeD, Mask, C.Causal);
+      SCOPED_TRACE(Text);
+      auto G = parseOrFail(Text);
+      ASSERT_TRUE(G);
+      std::vector<Tensor> In = randomInputs(*G, 5);
+      if (Mask == "bool") // row 3 of each batch sees no key
+        for (int64_t I = 0; I < In[3].numElements(); ++I)
+          In[3].setDouble(I, (I / C.Sk) % C.Sq == 3 ? 0 : (I % 5 != 0));
+      CompileOptions CO;
+      CO.FuseAttention = true;
+      double Tol = std::string(T) == "f32" ? 1e-4
+                   : std::string(T) == "f16" ? 1e-2
+                                             : 3e-2;
+      expectGpuMatchesReferenceOn(*G, In, 2, Tol, CO);
+    }
+}
+
+TEST(GpuRuntimeTest, FusedAttentionModelsMatchTheReference) {
+  // attention-recognition on the shared BERT export and the test block:
+  // the plan runs one attention kernel per layer and agrees with the
+  // reference executor on the unfused graph (fp32 1e-4, fp16 1e-2).
+  SKIP_WITHOUT_GPU();
+  {
+    auto G = parseOrFail(attentionGraphText(3));
+    ASSERT_TRUE(G);
+    CompileOptions CO;
+    CO.FuseAttention = true;
+    expectGpuMatchesReference(*G, 3, 2, 1e-4, CO);
+  }
+  ModelCase C = sharedModels()[3]; // bert_mini
+  if (!llvm::sys::fs::exists(modelPath(C.File)))
+    GTEST_SKIP() << "no " << modelPath(C.File);
+  auto G = importOnnxFile(modelPath(C.File), importOptionsFor(C));
+  ASSERT_TRUE(bool(G)) << llvm::toString(G.takeError());
+  std::vector<Tensor> In = randomInputs(**G, 7);
+  std::vector<Tensor> Ref = referenceOutputs(C, In);
+  for (auto [P, Tol] : {std::pair{Precision::F32, 1e-4},
+                        std::pair{Precision::F16, 1e-2}}) {
+    SCOPED_TRACE(precisionName(P).str());
+    CompileOptions CO = compileOptionsFor(C);
+    CO.Prec = P;
+    CO.FuseAttention = true;
+    auto M = CompiledModel::compileFile(modelPath(C.File), CO);
+    ASSERT_TRUE(bool(M)) << llvm::toString(M.takeError());
+    auto Ctx = (*M)->createContext();
+    ASSERT_TRUE(bool(Ctx)) << llvm::toString(Ctx.takeError());
+    auto Out = (*Ctx)->runHost(In);
+    ASSERT_TRUE(bool(Out)) << llvm::toString(Out.takeError());
+    for (size_t I = 0; I < Out->size(); ++I)
+      EXPECT_LE(relativeError((*Out)[I], Ref[I]), Tol) << "output " << I;
+    std::printf("[ attention ] %s %s: %zu steps\n", C.File,
+                precisionName(P).str().c_str(), (*M)->stats().Steps);
   }
 }
 

@@ -1,0 +1,88 @@
+//===- AttentionEmitterTest.cpp - The flash-attention kernel --------------===//
+//
+// The generated attention kernel: strides of the 3-D and 4-D forms, the
+// grouped-head mapping, the baked scale, how each mask kind enters the
+// score, its 3-D launch; compiled with NVRTC for f32, f16 and bf16 with
+// every mask kind, causal or not; head dims above 128 refused by name.
+// (Numerics are checked on the GPU: GpuRuntimeTest.AttentionKernel...)
+//
+//===----------------------------------------------------------------------===//
+#include "tests/codegen/EmitterTestUtils.h"
+
+using namespace solder;
+using solder::testing::contains;
+using solder::testing::expectEachCompiles;
+using solder::testing::onlyKernel;
+
+namespace {
+
+std::string body(const std::string &T, const std::string &Q,
+                 const std::string &KV, const std::string &Mask,
+                 const std::string &Attrs) {
+  std::string B = "  input %q : " + T + Q + "\n  input %k : " + T + KV +
+                  "\n  input %v : " + T + KV + "\n";
+  if (!Mask.empty())
+    B += "  input %m : " + Mask + "\n";
+  B += "  %y = Attention(%q, %k, %v" + std::string(Mask.empty() ? "" : ", %m") +
+       ") {" + Attrs + "} @\"attn\"\n  output %y";
+  return B;
+}
+
+TEST(AttentionEmitter, ThreeDimensionalGroupedHeadsWithAdditiveMask) {
+  // Q [2, 7, 4 heads * 16], K/V [2, 9, 2 heads * 16], mask [2,1,1,9].
+  auto G = solder::testing::parseBody(
+      body("f32", "[2,7,64]", "[2,9,32]", "f32[2,1,1,9]",
+           "kv_num_heads = 2, q_num_heads = 4, scale = 0.25"));
+  ASSERT_TRUE(G);
+  GeneratedKernel K = onlyKernel(*G);
+  const std::string &S = K.Source;
+  EXPECT_TRUE(contains(S, "constexpr int D = 16, DV = 16")) << S;
+  EXPECT_TRUE(contains(S, "const long long kh = h / 2LL;")) << S;
+  // Row strides are the hidden sizes; heads are D apart.
+  EXPECT_TRUE(contains(S, "qbase = b * 448LL + h * 16LL;")) << S;
+  EXPECT_TRUE(contains(S, "in0[qbase + i * 64LL + d]) * 0.25f")) << S;
+  EXPECT_TRUE(contains(S, "in1[kbase + j * 32LL + d]")) << S;
+  EXPECT_TRUE(contains(S, "s = dot + in3[b * 9LL + h * 0LL + i * 0LL + j * "
+                          "1LL];")) << S;
+  EXPECT_EQ(K.Grid, (std::array<unsigned, 3>{1, 4, 2}));
+  EXPECT_EQ(K.Block, (std::array<unsigned, 3>{256, 1, 1}));
+  EXPECT_EQ(K.Inputs.size(), 4u);
+}
+
+TEST(AttentionEmitter, BoolMaskAndCausalLimitTheKeys) {
+  auto G = solder::testing::parseBody(body("f16", "[1,2,40,32]", "[1,2,40,32]",
+                                           "bool[40,40]", "is_causal = 1"));
+  ASSERT_TRUE(G);
+  const std::string S = onlyKernel(*G).Source;
+  EXPECT_TRUE(contains(S, "if (valid) valid = in3[")) << S;
+  EXPECT_TRUE(contains(S, "(!true || j <= i)")) << S;
+  // Default scale 1/sqrt(32).
+  EXPECT_TRUE(contains(S, "* 0.176776692f")) << S;
+  EXPECT_TRUE(contains(S, "__float2half_rn(acc[rr][t] * inv)")) << S;
+}
+
+TEST(AttentionEmitter, CompilesForEveryTypeAndMask) {
+  std::vector<std::string> Bodies;
+  for (const char *T : {"f32", "f16", "bf16"})
+    for (const char *Mask : {"", "bool[1,1,5,70]", "T[1,3,1,70]"})
+      for (const char *Causal : {"is_causal = 0", "is_causal = 1"}) {
+        std::string M = Mask;
+        if (M.rfind("T", 0) == 0)
+          M = T + M.substr(1);
+        Bodies.push_back(body(T, "[1,3,5,128]", "[1,3,70,128]", M, Causal));
+      }
+  Bodies.push_back(body("f16", "[2,77,768]", "[2,77,768]", "",
+                        "kv_num_heads = 12, q_num_heads = 12"));
+  expectEachCompiles(Bodies);
+}
+
+TEST(AttentionEmitter, HeadDimAbove128IsRefused) {
+  auto G = solder::testing::parseBody(
+      body("f32", "[1,1,4,256]", "[1,1,4,256]", "", "scale = 1.0"));
+  ASSERT_TRUE(G);
+  std::string E = solder::testing::emitErrorOf(*G);
+  EXPECT_TRUE(contains(E, "Attention node 'attn'")) << E;
+  EXPECT_TRUE(contains(E, "head dims 1 to 128, got 256")) << E;
+}
+
+} // namespace
