@@ -25,6 +25,7 @@
 //===----------------------------------------------------------------------===//
 #include "codegen/EmitterUtils.h"
 #include "ir/AttentionSpec.h"
+#include "ir/StridedView.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 #include <cmath>
@@ -76,9 +77,9 @@ const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
 const long long b = blockIdx.z, h = blockIdx.y;
 const long long q0 = (long long)blockIdx.x * ROWS;
 const long long kh = h / $GROUP;
-const long long qbase = b * $QSB + h * $QSH;
-const long long kbase = b * $KSB + kh * $KSH;
-const long long vbase = b * $VSB + kh * $VSH;
+const long long qbase = $QOFF + b * $QSB + h * $QSH;
+const long long kbase = $KOFF + b * $KSB + kh * $KSH;
+const long long vbase = $VOFF + b * $VSB + kh * $VSH;
 const long long obase = b * $OSB + h * $OSH;
 for (int x = tid; x < ROWS * D; x += NW * 32) {
   const int r = x / D, d = x % D;
@@ -165,6 +166,193 @@ for (int rr = 0; rr < RPW; ++rr) {
     }
   }
 })";
+
+// The tensor-core variant (f16/bf16, D a multiple of 16, Dv of 8, both up
+// to 128): 4 warps, each owning 16 query rows; mma.sync m16n8k16 with fp32
+// accumulation computes a warp's 16 x 64 scores from Q fragments held in
+// registers and a K tile in shared memory, then P V with the probabilities
+// re-packed from the score accumulators as A fragments (the C layout of
+// m16n8 matches the A layout of m16k16) and V stored transposed in shared
+// memory so B fragments are contiguous pairs. A thread holds rows g and
+// g + 8 of its warp's 16 (g = lane / 4); row max and sum reduce over the
+// four threads of a quad.
+const char *const TensorCoreBody = R"(constexpr int D = $D, DV = $DV, BR = 64, BC = 64;
+constexpr int KP = D + 8, VP = BC + 8, KT = D / 16, NT = BC / 8, OT = DV / 8;
+__shared__ __align__(16) $T ks[BC][KP];
+__shared__ __align__(16) $T vt[DV][VP];
+const float ninf = __int_as_float(0xff800000);
+const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+const int g = lane >> 2, tq = lane & 3;
+const long long b = blockIdx.z, h = blockIdx.y;
+const long long q0 = (long long)blockIdx.x * BR + warp * 16;
+const long long kh = h / $GROUP;
+const long long qbase = $QOFF + b * $QSB + h * $QSH;
+const long long kbase = $KOFF + b * $KSB + kh * $KSH;
+const long long vbase = $VOFF + b * $VSB + kh * $VSH;
+const long long obase = b * $OSB + h * $OSH;
+// Q fragments of rows q0 + g and q0 + g + 8, all of D.
+unsigned qa[KT][4];
+#pragma unroll
+for (int kk = 0; kk < KT; ++kk)
+#pragma unroll
+  for (int r = 0; r < 4; ++r) {
+    const long long i = q0 + g + (r & 1) * 8;
+    const int d = kk * 16 + (r >> 1) * 8 + tq * 2;
+    qa[kk][r] = i < $SQ ? *(const unsigned *)&in0[qbase + i * $QSS + d] : 0u;
+  }
+float m[2] = {ninf, ninf}, l[2] = {0.f, 0.f}, o[OT][4];
+#pragma unroll
+for (int t = 0; t < OT; ++t) o[t][0] = o[t][1] = o[t][2] = o[t][3] = 0.f;
+const long long block_end = (long long)blockIdx.x * BR + BR;
+const long long kv_end = $CAUSAL ? (block_end < $SK ? block_end : $SK) : $SK;
+for (long long t0 = 0; t0 < kv_end; t0 += BC) {
+  __syncthreads();
+  for (int x = tid; x < BC * (D / 2); x += 128) {
+    const int jj = x / (D / 2), dp = x % (D / 2);
+    const long long j = t0 + jj;
+    *($T2 *)&ks[jj][2 * dp] = j < $SK ? *(const $T2 *)&in1[kbase + j * $KSS + 2 * dp] : $ZERO2;
+  }
+  for (int x = tid; x < BC * (DV / 2); x += 128) {
+    const int jj = x / (DV / 2), dp = x % (DV / 2);
+    const long long j = t0 + jj;
+    const $T2 v2 = j < $SK ? *(const $T2 *)&in2[vbase + j * $VSS + 2 * dp] : $ZERO2;
+    vt[2 * dp][jj] = v2.x;
+    vt[2 * dp + 1][jj] = v2.y;
+  }
+  __syncthreads();
+  float c[NT][4];
+#pragma unroll
+  for (int nt = 0; nt < NT; ++nt) {
+    c[nt][0] = c[nt][1] = c[nt][2] = c[nt][3] = 0.f;
+#pragma unroll
+    for (int kk = 0; kk < KT; ++kk) {
+      const unsigned b0 = *(const unsigned *)&ks[nt * 8 + g][kk * 16 + tq * 2];
+      const unsigned b1 = *(const unsigned *)&ks[nt * 8 + g][kk * 16 + 8 + tq * 2];
+      solder_mma16816(c[nt], qa[kk], b0, b1);
+    }
+  }
+  // Scale, mask and the online-softmax update, per row slot r (row g + 8r).
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    const long long i = q0 + g + r * 8;
+    float mx = ninf;
+#pragma unroll
+    for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const long long j = t0 + nt * 8 + tq * 2 + e;
+        bool valid = i < $SQ && j < $SK && (!$CAUSAL || j <= i);
+        $BOOL_MASK
+        float s = ninf;
+        if (valid) s = c[nt][r * 2 + e] * $SCALE$ADD_MASK;
+        c[nt][r * 2 + e] = s;
+        mx = fmaxf(mx, s);
+      }
+    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+    const float mn = fmaxf(m[r], mx);
+    // exp(-inf - -inf) would be NaN: nothing seen yet keeps factor 1.
+    const float corr = mn == ninf ? 1.f : expf(m[r] - mn);
+    float sum = 0.f;
+#pragma unroll
+    for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const float s = c[nt][r * 2 + e];
+        const float p = s == ninf ? 0.f : expf(s - mn);
+        c[nt][r * 2 + e] = p;
+        sum += p;
+      }
+    l[r] = l[r] * corr + sum; // this thread's columns; the quad sums at the end
+    m[r] = mn;
+#pragma unroll
+    for (int t = 0; t < OT; ++t) {
+      o[t][r * 2] *= corr;
+      o[t][r * 2 + 1] *= corr;
+    }
+  }
+  // O += P V, 16 keys at a time.
+#pragma unroll
+  for (int kc = 0; kc < BC / 16; ++kc) {
+    unsigned pa[4];
+    pa[0] = $PACK(c[2 * kc][0], c[2 * kc][1]);
+    pa[1] = $PACK(c[2 * kc][2], c[2 * kc][3]);
+    pa[2] = $PACK(c[2 * kc + 1][0], c[2 * kc + 1][1]);
+    pa[3] = $PACK(c[2 * kc + 1][2], c[2 * kc + 1][3]);
+#pragma unroll
+    for (int t = 0; t < OT; ++t) {
+      const unsigned b0 = *(const unsigned *)&vt[t * 8 + g][kc * 16 + tq * 2];
+      const unsigned b1 = *(const unsigned *)&vt[t * 8 + g][kc * 16 + 8 + tq * 2];
+      solder_mma16816(o[t], pa, b0, b1);
+    }
+  }
+}
+#pragma unroll
+for (int r = 0; r < 2; ++r) {
+  float sum = l[r];
+  sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+  sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+  const float inv = sum > 0.f ? 1.f / sum : 0.f;
+  const long long i = q0 + g + r * 8;
+  if (i < $SQ) {
+#pragma unroll
+    for (int t = 0; t < OT; ++t)
+      *($T2 *)&out0[obase + i * $OSS + t * 8 + tq * 2] =
+          $MAKE2(o[t][r * 2] * inv, o[t][r * 2 + 1] * inv);
+  }
+})";
+
+/// Where the kernel reads Attention operand I from: the operand itself
+/// (row-major), or, for a Slice it reads through, the Slice's input with
+/// the Slice's view of it.
+struct OperandRead {
+  const Value *Src = nullptr;
+  int64_t Offset = 0;
+  /// Elements between consecutive batches and sequence positions (3-D
+  /// form; 0 when the operand is read row-major).
+  int64_t BatchStride = 0, RowStride = 0;
+};
+
+std::optional<StridedView> sliceView(const Node &Slice) {
+  if (Slice.kind() != OpKind::Slice || !isStridedViewOp(Slice))
+    return std::nullopt;
+  const Value *In = Slice.operand(0);
+  if (!In->type().isStatic() || In->type().rank() != 3)
+    return std::nullopt;
+  return viewOfResult(Slice,
+                      StridedView::contiguous(In->type().staticDims()));
+}
+
+OperandRead operandRead(const Node &Attn, unsigned I) {
+  const Value *V = Attn.operand(I);
+  const Node *P = V->producer();
+  if (P && isReadThroughByAttention(*P)) {
+    std::optional<StridedView> View = sliceView(*P);
+    return {P->operand(0), View->Offset, View->Strides[0], View->Strides[1]};
+  }
+  return {V, 0, 0, 0};
+}
+
+/// The tensor-core body's helpers: a float pair packed as the 32-bit
+/// register mma.sync takes, and D += A B for one m16n8k16 tile.
+const char *const MmaHelpers =
+    R"(__device__ __forceinline__ unsigned solder_pack2(float a, float b) {
+  $T2 v = $MAKE2(a, b);
+  return *(unsigned *)&v;
+}
+__device__ __forceinline__ void solder_mma16816(float (&d)[4], const unsigned (&a)[4],
+                                                unsigned b0, unsigned b1) {
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.$MMA.$MMA.f32 "
+               "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+})";
+
+/// Whether the tensor-core body takes this attention.
+bool useTensorCores(const AttentionSpec &S, DType T) {
+  return (T == DType::F16 || T == DType::BF16) && S.HeadDim % 16 == 0 &&
+         S.VHeadDim % 8 == 0;
+}
 } // namespace
 
 llvm::Error emitAttention(KernelBuilder &B) {
@@ -185,8 +373,9 @@ llvm::Error emitAttention(KernelBuilder &B) {
                         llvm::Twine(S.VHeadDim));
   if (!std::isfinite(S.Scale))
     return nodeError(N, "the attention scale is not finite");
-  unsigned Warps = std::min(B.opts().BlockSize / 32, 8u);
-  int64_t Rows = int64_t(Warps) * RowsPerWarp;
+  bool Tc = useTensorCores(S, T) && B.opts().BlockSize >= 128;
+  unsigned Warps = Tc ? 4 : std::min(B.opts().BlockSize / 32, 8u);
+  int64_t Rows = Tc ? 64 : int64_t(Warps) * RowsPerWarp;
   int64_t Blocks = (S.QLen + Rows - 1) / Rows;
   if (S.QHeads < 1 || S.Batch < 1)
     return nodeError(N, "attention over an empty batch or no heads");
@@ -196,9 +385,11 @@ llvm::Error emitAttention(KernelBuilder &B) {
 
   CudaPrinter &P = B.p();
   B.addOutput(N.result(0));
-  B.addInput(N.operand(0));
-  B.addInput(N.operand(1));
-  B.addInput(N.operand(2));
+  // Q, K and V, each maybe read through a Slice of the packed projection.
+  OperandRead Reads[3] = {operandRead(N, 0), operandRead(N, 1),
+                          operandRead(N, 2)};
+  for (const OperandRead &R : Reads)
+    B.addInput(R.Src);
   bool HasMask = S.Mask != AttentionSpec::MaskKind::None;
   if (HasMask)
     B.addInput(N.operand(3));
@@ -211,7 +402,9 @@ llvm::Error emitAttention(KernelBuilder &B) {
                       Names.push_back(N.name());
                     return Names;
                   }(),
-                  "flash attention " + std::string(S.ThreeD ? "3-D" : "4-D") +
+                  "flash attention (" +
+                      std::string(Tc ? "tensor cores" : "SIMT") + ") " +
+                      std::string(S.ThreeD ? "3-D" : "4-D") +
                       " B=" + std::to_string(S.Batch) +
                       " Hq=" + std::to_string(S.QHeads) +
                       " Hkv=" + std::to_string(S.KvHeads) +
@@ -223,6 +416,12 @@ llvm::Error emitAttention(KernelBuilder &B) {
   auto QS = S.strides(S.QHeads, S.QLen, S.HeadDim);
   auto KS = S.strides(S.KvHeads, S.KvLen, S.HeadDim);
   auto VS = S.strides(S.KvHeads, S.KvLen, S.VHeadDim);
+  std::array<int64_t, 4> *Strides[3] = {&QS, &KS, &VS};
+  for (unsigned I = 0; I < 3; ++I)
+    if (Reads[I].RowStride) {
+      (*Strides[I])[0] = Reads[I].BatchStride;
+      (*Strides[I])[2] = Reads[I].RowStride;
+    }
   auto OS = S.outStrides();
   auto L = [](int64_t V) { return std::to_string(V) + "LL"; };
   std::string MaskIndex = "in3[b * " + L(S.MaskStrides[0]) + " + h * " +
@@ -240,13 +439,30 @@ llvm::Error emitAttention(KernelBuilder &B) {
   std::string Store = T == DType::F16    ? "__float2half_rn"
                       : T == DType::BF16 ? "__float2bfloat16_rn"
                                          : "";
+  bool Half = T == DType::F16;
+  std::string T2 = Half ? "__half2" : "__nv_bfloat162";
+  std::string Make2 = Half ? "__floats2half2_rn" : "__floats2bfloat162_rn";
+  if (Tc)
+    P.declare("attention_mma", substitute(MmaHelpers, {{"T2", T2},
+                                                       {"MAKE2", Make2},
+                                                       {"MMA", Half ? "f16"
+                                                                    : "bf16"}}));
   std::string Text = substitute(
-      Body, {{"D", std::to_string(S.HeadDim)},
+      Tc ? TensorCoreBody : Body,
+      {{"D", std::to_string(S.HeadDim)},
+             {"T", P.storageType(T)},
+             {"T2", T2},
+             {"ZERO2", Make2 + "(0.f, 0.f)"},
+             {"PACK", "solder_pack2"},
+             {"MAKE2", Make2},
              {"DV", std::to_string(S.VHeadDim)},
              {"BC", std::to_string(KeysPerTile)},
              {"NW", std::to_string(Warps)},
              {"RPW", std::to_string(RowsPerWarp)},
              {"GROUP", L(S.QHeads / S.KvHeads)},
+             {"QOFF", L(Reads[0].Offset)},
+             {"KOFF", L(Reads[1].Offset)},
+             {"VOFF", L(Reads[2].Offset)},
              {"QSB", L(QS[0])},
              {"QSH", L(QS[1])},
              {"QSS", L(QS[2])},
@@ -281,4 +497,23 @@ llvm::Error emitAttention(KernelBuilder &B) {
 }
 
 } // namespace codegen
+
+bool isReadThroughByAttention(const Node &N) {
+  if (N.kind() != OpKind::Slice || N.numResults() != 1 || !N.result(0))
+    return false;
+  const Value *R = N.result(0);
+  if (!R->type().isStatic() || R->type().rank() != 3 || !R->hasUses() ||
+      (N.graph() && N.graph()->isOutput(R)))
+    return false;
+  for (const Use &U : R->uses())
+    if (U.User->kind() != OpKind::Attention || U.OperandIndex > 2 ||
+        !U.User->attrs().has("q_num_heads"))
+      return false;
+  std::optional<StridedView> V = codegen::sliceView(N);
+  // Unit stride along the hidden dim and an even offset keep the kernels'
+  // paired (32-bit) loads aligned.
+  return V && V->Strides[2] == 1 && V->Offset % 2 == 0 &&
+         V->Strides[1] % 2 == 0 && V->Strides[0] % 2 == 0;
+}
+
 } // namespace solder

@@ -344,7 +344,8 @@ std::vector<std::string> emitCoords(KernelBuilder &B, llvm::StringRef Var,
 
 bool isHandledWithoutKernel(const Node &N) {
   const OpInfo &Info = getOpInfo(N.kind());
-  return Info.IsView || Info.Fusion == FusionKind::Contraction;
+  return Info.IsView || Info.Fusion == FusionKind::Contraction ||
+         isReadThroughByAttention(N);
 }
 
 static llvm::Error checkStatic(const Node &N) {

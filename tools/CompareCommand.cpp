@@ -14,6 +14,7 @@
 // input or no GPU.
 //
 //===----------------------------------------------------------------------===//
+#include "codegen/KernelEmitter.h"
 #include "frontend/ModelSummary.h"
 #include "ir/FusedGroup.h"
 #include "runtime/cuda/CudaSupport.h"
@@ -251,12 +252,30 @@ static GroupOutcome checkGroup(const Graph &Compiled, const PlanGroup &PG,
     return O;
   }
   std::vector<const Tensor *> Ops;
+  std::vector<Tensor> ReadThrough; // Slices the attention kernel reads through
+  ReadThrough.reserve(N->numOperands());
   for (const Value *V : N->operands()) {
     if (!V) {
       Ops.push_back(nullptr);
       continue;
     }
     const Tensor *T = operandTensor(V, PG, D);
+    const Node *P = V->producer();
+    if (!T && P && isReadThroughByAttention(*P)) {
+      // The plan holds the Slice's input: slice it here as the kernel did.
+      std::vector<const Tensor *> SliceOps;
+      for (const Value *SV : P->operands())
+        SliceOps.push_back(SV ? operandTensor(SV, PG, D) : nullptr);
+      SmallVector<Tensor, 1> R;
+      if (SliceOps[0]) {
+        if (Error E = ref::evaluateNode(*P, SliceOps, R)) {
+          consumeError(std::move(E));
+        } else {
+          ReadThrough.push_back(std::move(R[0]));
+          T = &ReadThrough.back();
+        }
+      }
+    }
     if (!T) {
       O.Note = "not checked: the plan lists no operand '" + V->name() + "'";
       return O;

@@ -30,6 +30,7 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/cuda/PlanBuilder.h"
 #include "codegen/GeneratedKernel.h"
+#include "codegen/KernelEmitter.h"
 #include "codegen/LibraryEpilogue.h"
 #include "ir/ConvPads.h"
 #include "ir/Layout.h"
@@ -761,9 +762,15 @@ void Builder::recordGroup(const Node &N, size_t FirstStep, std::string RunsAs) {
       RunsAs = Steps[I].Label;
   }
   PG.G.RunsAs = std::move(RunsAs);
-  for (const Value *V : N.operands())
-    if (V)
-      PG.Operands.push_back(V);
+  for (const Value *V : N.operands()) {
+    if (!V)
+      continue;
+    // An attention kernel reading through a Slice reads the Slice's input
+    // (the Slice has no buffer).
+    if (const Node *P = V->producer(); P && isReadThroughByAttention(*P))
+      V = P->operand(0);
+    PG.Operands.push_back(V);
+  }
   for (const Value *V : N.results())
     if (V)
       PG.Results.push_back(V);
@@ -776,6 +783,9 @@ Error Builder::scheduleNode(const Node &N) {
     Alias[N.result(0)] = outer(N.operand(0));
     return Error::success();
   }
+  // The attention kernels read the packed tensor through this Slice.
+  if (isReadThroughByAttention(N))
+    return Error::success();
   size_t First = Steps.size();
   if (isLibraryOp(N.kind()) && !N.body()) {
     if (Error E = addLibraryNode(N, nullptr))

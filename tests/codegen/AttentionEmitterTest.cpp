@@ -39,7 +39,7 @@ TEST(AttentionEmitter, ThreeDimensionalGroupedHeadsWithAdditiveMask) {
   EXPECT_TRUE(contains(S, "constexpr int D = 16, DV = 16")) << S;
   EXPECT_TRUE(contains(S, "const long long kh = h / 2LL;")) << S;
   // Row strides are the hidden sizes; heads are D apart.
-  EXPECT_TRUE(contains(S, "qbase = b * 448LL + h * 16LL;")) << S;
+  EXPECT_TRUE(contains(S, "qbase = 0LL + b * 448LL + h * 16LL;")) << S;
   EXPECT_TRUE(contains(S, "in0[qbase + i * 64LL + d]) * 0.25f")) << S;
   EXPECT_TRUE(contains(S, "in1[kbase + j * 32LL + d]")) << S;
   EXPECT_TRUE(contains(S, "s = dot + in3[b * 9LL + h * 0LL + i * 0LL + j * "
@@ -58,7 +58,31 @@ TEST(AttentionEmitter, BoolMaskAndCausalLimitTheKeys) {
   EXPECT_TRUE(contains(S, "(!true || j <= i)")) << S;
   // Default scale 1/sqrt(32).
   EXPECT_TRUE(contains(S, "* 0.176776692f")) << S;
+  // f16 with D % 16 == 0: the tensor-core body.
+  EXPECT_TRUE(contains(S, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"))
+      << S;
+  EXPECT_TRUE(contains(S, "__floats2half2_rn(o[t][r * 2] * inv")) << S;
+  EXPECT_EQ(onlyKernel(*G).Block, (std::array<unsigned, 3>{128, 1, 1}));
+  EXPECT_EQ(onlyKernel(*G).Grid, (std::array<unsigned, 3>{1, 2, 1}));
+}
+
+TEST(AttentionEmitter, TensorCoresOnlyForHalfTypesAndHeadDimsOfSixteen) {
+  // bf16 takes the bf16 mma; f16 with D = 40 and f32 take the SIMT body.
+  auto Bf = solder::testing::parseBody(
+      body("bf16", "[1,2,8,64]", "[1,2,8,64]", "", "scale = 0.5"));
+  auto Odd = solder::testing::parseBody(
+      body("f16", "[1,2,8,40]", "[1,2,8,40]", "", "scale = 0.5"));
+  auto F32 = solder::testing::parseBody(
+      body("f32", "[1,2,8,64]", "[1,2,8,64]", "", "scale = 0.5"));
+  ASSERT_TRUE(Bf && Odd && F32);
+  std::string S = onlyKernel(*Bf).Source;
+  EXPECT_TRUE(contains(S, ".f32.bf16.bf16.f32")) << S;
+  EXPECT_TRUE(contains(S, "__floats2bfloat162_rn(a, b)")) << S;
+  S = onlyKernel(*Odd).Source;
+  EXPECT_TRUE(contains(S, "flash attention (SIMT)")) << S;
   EXPECT_TRUE(contains(S, "__float2half_rn(acc[rr][t] * inv)")) << S;
+  EXPECT_FALSE(contains(S, "mma.sync")) << S;
+  EXPECT_FALSE(contains(onlyKernel(*F32).Source, "mma.sync"));
 }
 
 TEST(AttentionEmitter, CompilesForEveryTypeAndMask) {
@@ -73,6 +97,8 @@ TEST(AttentionEmitter, CompilesForEveryTypeAndMask) {
       }
   Bodies.push_back(body("f16", "[2,77,768]", "[2,77,768]", "",
                         "kv_num_heads = 12, q_num_heads = 12"));
+  Bodies.push_back(body("bf16", "[1,4,9,40]", "[1,2,9,40]", "bf16[1,1,1,9]",
+                        "is_causal = 1"));
   expectEachCompiles(Bodies);
 }
 

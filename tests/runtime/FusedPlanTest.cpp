@@ -12,6 +12,7 @@
 #if SOLDER_HAVE_CUDA
 #include "RuntimeTestUtils.h"
 #include "codegen/KernelEmitter.h"
+#include "passes/Pipeline.h"
 #include "runtime/cuda/PlanFile.h"
 #include <algorithm>
 
@@ -372,6 +373,58 @@ TEST(FusedPlanTest, OlderPlanIsRefusedWithRecompile) {
   // Negative twin: the current version reads.
   Bytes[8] = char(PlanFormatVersion);
   EXPECT_TRUE(bool(deserializePlan(Bytes)));
+}
+
+
+/// attentionGraphText(2) through the GPU pipeline with attention fusion
+/// (and, with ExtraOutput, the Q slice also a graph output).
+Plan attentionPlan(bool ExtraOutput) {
+  std::string Text = attentionGraphText(2);
+  if (ExtraOutput)
+    Text.replace(Text.find("  output %r"), 0, "  output %q\n");
+  auto G = parseOrFail(Text);
+  if (!G)
+    return Plan();
+  PipelineOptions PO;
+  PO.TargetGpu = true;
+  PO.FuseAttention = true;
+  if (llvm::Error E = runPipeline(*G, PO)) {
+    ADD_FAILURE() << llvm::toString(std::move(E));
+    return Plan();
+  }
+  return planOf(*G);
+}
+
+TEST(FusedPlanTest, AttentionKernelReadsQkvThroughItsSlices) {
+  // One generated kernel for the whole block: Q, K and V are read straight
+  // out of the packed input (no Slice, Transpose or matmul steps), and the
+  // result is written where the merge Reshape views it.
+  Plan P = attentionPlan(false);
+  ASSERT_EQ(P.Steps.size(), 1u);
+  const PlanStep &S = P.Steps[0];
+  ASSERT_EQ(S.K, PlanStep::Kind::Kernel);
+  EXPECT_NE(P.Kernels[S.Index].Name.find("attention"), std::string::npos);
+  ASSERT_EQ(S.Args.size(), 4u);
+  for (unsigned I = 1; I < 4; ++I)
+    EXPECT_EQ(S.Args[I], (BufferRef{BufferSpace::Input, 0, 0}));
+  EXPECT_EQ(S.Args[0].Space, BufferSpace::Output);
+  ASSERT_EQ(P.Groups.size(), 1u);
+  EXPECT_EQ(P.Groups[0].Kind, "attention");
+  EXPECT_EQ(P.Groups[0].Id, 0);
+  ASSERT_EQ(P.Groups[0].Operands.size(), 3u);
+  EXPECT_EQ(P.Groups[0].Operands[0].Name, "qkv");
+}
+
+TEST(FusedPlanTest, SliceThatIsAlsoAnOutputStillRuns) {
+  // Negative twin: the Q slice is a graph output, so it is computed (one
+  // kernel writes it) while the attention kernel still reads K and V
+  // through theirs.
+  Plan P = attentionPlan(true);
+  EXPECT_EQ(countSteps(P, PlanStep::Kind::Kernel), 2u);
+  bool SliceKernel = false;
+  for (const auto &K : P.Kernels)
+    SliceKernel |= K.Name.find("slice") != std::string::npos;
+  EXPECT_TRUE(SliceKernel);
 }
 
 #endif
