@@ -313,21 +313,39 @@ struct OperandRead {
   int64_t BatchStride = 0, RowStride = 0;
 };
 
-std::optional<StridedView> sliceView(const Node &Slice) {
-  if (Slice.kind() != OpKind::Slice || !isStridedViewOp(Slice))
+/// Result R of Slice or Split node P (over a static rank-3 input) as a
+/// view of P's input, or nullopt.
+std::optional<StridedView> partView(const Node &P, const Value *R) {
+  const Value *In = P.operand(0);
+  if (!In || !In->type().isStatic() || In->type().rank() != 3 ||
+      !R->type().isStatic())
     return std::nullopt;
-  const Value *In = Slice.operand(0);
-  if (!In->type().isStatic() || In->type().rank() != 3)
+  StridedView Whole = StridedView::contiguous(In->type().staticDims());
+  if (P.kind() == OpKind::Slice)
+    return isStridedViewOp(P) ? viewOfResult(P, Whole) : std::nullopt;
+  if (P.kind() != OpKind::Split)
     return std::nullopt;
-  return viewOfResult(Slice,
-                      StridedView::contiguous(In->type().staticDims()));
+  std::optional<int64_t> Axis = normalizeAxis(P.attrs().getInt("axis", 0), 3);
+  if (Axis != 2)
+    return std::nullopt;
+  // Parts follow each other along the hidden dim.
+  StridedView V = Whole;
+  V.Dims = R->type().staticDims();
+  for (const Value *Part : P.results()) {
+    if (Part == R)
+      return V;
+    if (!Part || !Part->type().isStatic())
+      return std::nullopt;
+    V.Offset += Part->type().Dims[2].size();
+  }
+  return std::nullopt;
 }
 
 OperandRead operandRead(const Node &Attn, unsigned I) {
   const Value *V = Attn.operand(I);
   const Node *P = V->producer();
   if (P && isReadThroughByAttention(*P)) {
-    std::optional<StridedView> View = sliceView(*P);
+    std::optional<StridedView> View = partView(*P, V);
     return {P->operand(0), View->Offset, View->Strides[0], View->Strides[1]};
   }
   return {V, 0, 0, 0};
@@ -499,21 +517,24 @@ llvm::Error emitAttention(KernelBuilder &B) {
 } // namespace codegen
 
 bool isReadThroughByAttention(const Node &N) {
-  if (N.kind() != OpKind::Slice || N.numResults() != 1 || !N.result(0))
+  if (N.kind() != OpKind::Slice && N.kind() != OpKind::Split)
     return false;
-  const Value *R = N.result(0);
-  if (!R->type().isStatic() || R->type().rank() != 3 || !R->hasUses() ||
-      (N.graph() && N.graph()->isOutput(R)))
-    return false;
-  for (const Use &U : R->uses())
-    if (U.User->kind() != OpKind::Attention || U.OperandIndex > 2 ||
-        !U.User->attrs().has("q_num_heads"))
+  for (const Value *R : N.results()) {
+    if (!R || !R->type().isStatic() || R->type().rank() != 3 ||
+        !R->hasUses() || (N.graph() && N.graph()->isOutput(R)))
       return false;
-  std::optional<StridedView> V = codegen::sliceView(N);
-  // Unit stride along the hidden dim and an even offset keep the kernels'
-  // paired (32-bit) loads aligned.
-  return V && V->Strides[2] == 1 && V->Offset % 2 == 0 &&
-         V->Strides[1] % 2 == 0 && V->Strides[0] % 2 == 0;
+    for (const Use &U : R->uses())
+      if (U.User->kind() != OpKind::Attention || U.OperandIndex > 2 ||
+          !U.User->attrs().has("q_num_heads"))
+        return false;
+    std::optional<StridedView> V = codegen::partView(N, R);
+    // Unit stride along the hidden dim and even offsets keep the kernels'
+    // paired (32-bit) loads aligned.
+    if (!V || V->Strides[2] != 1 || V->Offset % 2 || V->Strides[1] % 2 ||
+        V->Strides[0] % 2)
+      return false;
+  }
+  return N.numResults() > 0;
 }
 
 } // namespace solder

@@ -88,11 +88,12 @@ emitGraphKernels(const Graph &G, const CodegenOptions &Opts = {});
 /// a Slice the attention kernels read through).
 bool isHandledWithoutKernel(const Node &N);
 
-/// Whether Slice node N is read through by attention kernels instead of
-/// running: its result (rank 3, static) is read only as Q, K or V of 3-D
-/// Attention nodes, and is a view of its input with unit stride along the
-/// hidden dim (the packed QKV projection's columns). The attention kernel
-/// then reads the packed tensor at the slice's offset and row stride.
+/// Whether Slice or Split node N is read through by attention kernels
+/// instead of running: each result (rank 3, static) is read only as Q, K
+/// or V of 3-D Attention nodes, and is a view of the input with unit
+/// stride along the hidden dim (the packed QKV projection's columns). The
+/// attention kernel then reads the packed tensor at the part's offset and
+/// row stride.
 bool isReadThroughByAttention(const Node &N);
 
 } // namespace solder

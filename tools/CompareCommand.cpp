@@ -262,16 +262,18 @@ static GroupOutcome checkGroup(const Graph &Compiled, const PlanGroup &PG,
     const Tensor *T = operandTensor(V, PG, D);
     const Node *P = V->producer();
     if (!T && P && isReadThroughByAttention(*P)) {
-      // The plan holds the Slice's input: slice it here as the kernel did.
+      // The plan holds the Slice's or Split's input: cut V out of it here,
+      // as the kernel read it.
       std::vector<const Tensor *> SliceOps;
       for (const Value *SV : P->operands())
         SliceOps.push_back(SV ? operandTensor(SV, PG, D) : nullptr);
-      SmallVector<Tensor, 1> R;
+      SmallVector<Tensor, 3> R;
       if (SliceOps[0]) {
         if (Error E = ref::evaluateNode(*P, SliceOps, R)) {
           consumeError(std::move(E));
         } else {
-          ReadThrough.push_back(std::move(R[0]));
+          size_t K = llvm::find(P->results(), V) - P->results().begin();
+          ReadThrough.push_back(std::move(R[K]));
           T = &ReadThrough.back();
         }
       }

@@ -765,8 +765,8 @@ void Builder::recordGroup(const Node &N, size_t FirstStep, std::string RunsAs) {
   for (const Value *V : N.operands()) {
     if (!V)
       continue;
-    // An attention kernel reading through a Slice reads the Slice's input
-    // (the Slice has no buffer).
+    // An attention kernel reading through a Slice or Split reads its input
+    // (the part has no buffer).
     if (const Node *P = V->producer(); P && isReadThroughByAttention(*P))
       V = P->operand(0);
     PG.Operands.push_back(V);
@@ -783,7 +783,7 @@ Error Builder::scheduleNode(const Node &N) {
     Alias[N.result(0)] = outer(N.operand(0));
     return Error::success();
   }
-  // The attention kernels read the packed tensor through this Slice.
+  // The attention kernels read the packed tensor through this Slice/Split.
   if (isReadThroughByAttention(N))
     return Error::success();
   size_t First = Steps.size();

@@ -415,6 +415,29 @@ TEST(FusedPlanTest, AttentionKernelReadsQkvThroughItsSlices) {
   EXPECT_EQ(P.Groups[0].Operands[0].Name, "qkv");
 }
 
+TEST(FusedPlanTest, AttentionKernelReadsQkvThroughASplit) {
+  // The dynamo and torch.split form: one Split into Q, K and V.
+  std::string Text = attentionGraphText(2);
+  size_t From = Text.find("  %q = Slice");
+  size_t To = Text.find("  %q4 = Reshape");
+  Text.replace(From, To - From,
+               "  const %parts : i64[3] = [8, 8, 8]\n"
+               "  %q, %k, %v = Split(%qkv, %parts) {axis = 2} : f32[2,5,8], "
+               "f32[2,5,8], f32[2,5,8] @\"split\"\n");
+  auto G = parseOrFail(Text);
+  ASSERT_TRUE(G);
+  PipelineOptions PO;
+  PO.TargetGpu = true;
+  PO.FuseAttention = true;
+  ASSERT_FALSE(bool(runPipeline(*G, PO)));
+  Plan P = planOf(*G);
+  ASSERT_EQ(P.Steps.size(), 1u);
+  const std::string &Src = P.Kernels[P.Steps[0].Index].Source;
+  // K starts 8 elements into each 24-wide row, V 16.
+  EXPECT_NE(Src.find("kbase = 8LL + b * 120LL"), std::string::npos) << Src;
+  EXPECT_NE(Src.find("vbase = 16LL + b * 120LL"), std::string::npos) << Src;
+}
+
 TEST(FusedPlanTest, SliceThatIsAlsoAnOutputStillRuns) {
   // Negative twin: the Q slice is a graph output, so it is computed (one
   // kernel writes it) while the attention kernel still reads K and V
