@@ -29,12 +29,14 @@ import argparse
 import json
 import os
 import re
-import statistics
 import subprocess
 import sys
 import tempfile
 
 import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import run_bench  # noqa: E402  (its CUDA-event timing of torch calls)
 
 HEADS, HEAD_DIM = 12, 64
 HIDDEN = HEADS * HEAD_DIM
@@ -92,21 +94,10 @@ def torch_ms(batch, seq, backend, iters):
     kind = {"flash": SDPBackend.FLASH_ATTENTION,
             "efficient": SDPBackend.EFFICIENT_ATTENTION,
             "math": SDPBackend.MATH}[backend]
-    f = torch.nn.functional.scaled_dot_product_attention
-    with torch.no_grad(), sdpa_kernel(kind):
-        for _ in range(10):
-            f(q, k, v)
-        torch.cuda.synchronize()
-        times = []
-        for _ in range(iters):
-            a = torch.cuda.Event(enable_timing=True)
-            z = torch.cuda.Event(enable_timing=True)
-            a.record()
-            f(q, k, v)
-            z.record()
-            z.synchronize()
-            times.append(a.elapsed_time(z))
-    return statistics.median(times)
+    with sdpa_kernel(kind):
+        return run_bench.time_torch(
+            torch.nn.functional.scaled_dot_product_attention, (q, k, v),
+            iters, 10)
 
 
 def main():
