@@ -158,6 +158,28 @@ TEST(LibraryEpilogue, ErfGeluIsNotAnEpilogue) {
   EXPECT_EQ(S.E.Description, "cuBLASLt matmul + BIAS epilogue");
 }
 
+TEST(LibraryEpilogue, ErfGeluInHalfPrecisionIsTheTanhEpilogue) {
+  // Twin of the test above in f16 (and bf16): within the type's rounding,
+  // so cuBLASLt's GELU takes it and no kernel is left.
+  for (const char *T : {"f16", "bf16"}) {
+    std::string Text = std::string(R"(  input %a : T[4,16]
+  input %b : T[16,8]
+  input %bias : T[8]
+  %m = MatMul(%a, %b) : T[4,8] @"mm"
+  %x = Add(%m, %bias) : T[4,8] @"add_bias"
+  %g = Gelu(%x) : T[4,8] @"gelu"
+  output %g)");
+    for (size_t P = Text.find("T["); P != std::string::npos;
+         P = Text.find("T[", P))
+      Text.replace(P, 1, T);
+    Split S = split(Text);
+    ASSERT_TRUE(S.E.Anchor) << T;
+    EXPECT_EQ(names(S.E.Absorbed), (Names{"add_bias", "gelu"})) << T;
+    EXPECT_TRUE(S.E.Rest.empty()) << T;
+    EXPECT_EQ(S.E.Activation, EpilogueActivation::GeluTanh) << T;
+  }
+}
+
 TEST(LibraryEpilogue, BroadcastResidualIsNotC) {
   // %t broadcasts along the batch dim: neither a per-column bias nor a
   // tensor of the result's shape.
