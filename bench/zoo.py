@@ -16,7 +16,8 @@ solder on each:
 
 Usage:
   python3 bench/zoo.py --solder build/tools/solder [--models a,b] \
-      [--exporters legacy,dynamo] [--out zoo-out] [--markdown table.md]
+      [--exporters legacy,dynamo] [--out zoo-out] [--markdown table.md] \
+      [--fuse-attention] [--reuse] [--gpu]
 
 Needs torch, torchvision, transformers, onnx, onnxruntime. Weights are
 random (nothing is downloaded); transformers models use small configs
@@ -232,11 +233,22 @@ def check(args, name, exporter):
     path = os.path.join(d, "model.onnx")
     np.random.seed(0)
     t0 = time.time()
-    try:
-        inputs = export(MODELS[name], exporter, path, args.dynamic)
-    except Exception as e:  # the exporter's failure, not solder's
-        row["status"] = "export failed: " + str(e).splitlines()[0][:140]
-        return row
+    m = None
+    if args.reuse and os.path.exists(path):
+        # The export and its inputs from an earlier run in the same --out.
+        m = onnx.load(path, load_external_data=False)
+        inits = {i.name for i in m.graph.initializer}
+        names = [i.name for i in m.graph.input if i.name not in inits]
+        if all(os.path.exists(os.path.join(d, n + ".npy")) for n in names):
+            inputs = {n: np.load(os.path.join(d, n + ".npy")) for n in names}
+        else:
+            m = None
+    if m is None:
+        try:
+            inputs = export(MODELS[name], exporter, path, args.dynamic)
+        except Exception as e:  # the exporter's failure, not solder's
+            row["status"] = "export failed: " + str(e).splitlines()[0][:140]
+            return row
     row["export_s"] = round(time.time() - t0, 1)
     m = onnx.load(path, load_external_data=False)
     ops = sorted({n.op_type for n in m.graph.node})
@@ -256,7 +268,7 @@ def check(args, name, exporter):
     expect = sess.run(None, feed)
     outdir = os.path.join(d, "ref")
     cmd = [args.solder, "run", path, "--backend", "reference",
-           "--output-dir", outdir, "--quiet"]
+           "--output-dir", outdir, "--quiet"] + args.fusion_flags
     for i in sess.get_inputs():
         cmd += ["--input", f"{i.name}={os.path.join(d, i.name + '.npy')}"]
     rc, out, err = run(cmd)
@@ -283,12 +295,15 @@ def check(args, name, exporter):
     for i in sess.get_inputs():
         shapes += ["--shape", f"{i.name}=" + "x".join(str(s) for s in inputs[i.name].shape)]
     rc, out, err = run([args.solder, "compile", path, "-o", os.path.join(d, "m.plan"),
-                        "--arch", "sm_90", "--fusion-report=json"] + shapes)
+                        "--arch", "sm_90", "--fusion-report=json"] + shapes +
+                       args.fusion_flags)
     if rc != 0:
         row["status"] = "plan: " + first_line(err)
         return row
     try:
-        row["groups"] = len(json.loads(out).get("groups", []))
+        groups = json.loads(out).get("groups", [])
+        row["groups"] = len(groups)
+        row["attention"] = sum(g.get("kind") == "attention" for g in groups)
     except ValueError:
         pass
     steps = re.search(r"(\d+) steps per run", err)
@@ -300,13 +315,14 @@ def check(args, name, exporter):
     row["status"] = "ok (no GPU here)" if not args.gpu else "ok"
     if args.gpu:
         rc, out, err = run([args.solder, "compare", path, "--quiet"] + shapes +
+                           args.fusion_flags +
                            sum([["--input", f"{k}={os.path.join(d, k + '.npy')}"]
                                 for k in feed], []))
         row["gpu_vs_ref"] = "pass" if rc == 0 else "FAIL: " + first_line(err or out)
         if rc != 0:
             row["status"] = "gpu differs"
         rc, out, err = run([args.solder, "bench", path, "--iters", "100",
-                            "--quiet"] + shapes)
+                            "--quiet"] + shapes + args.fusion_flags)
         lat = re.search(r"median ([0-9.]+) ms", out)
         row["gpu_ms"] = float(lat.group(1)) if rc == 0 and lat else (
             "bench failed: " + first_line(err))
@@ -323,9 +339,15 @@ def main():
                     help="export with a symbolic batch (and sequence) dim")
     ap.add_argument("--gpu", action="store_true",
                     help="also compare on the GPU (solder compare)")
+    ap.add_argument("--fuse-attention", action="store_true",
+                    help="pass --fuse-attention to solder (the attention "
+                         "column counts the attention groups)")
+    ap.add_argument("--reuse", action="store_true",
+                    help="reuse the exports and inputs already in --out")
     ap.add_argument("--json", help="write the rows here")
     ap.add_argument("--markdown", help="write the table here")
     args = ap.parse_args()
+    args.fusion_flags = ["--fuse-attention"] if args.fuse_attention else []
     rows = []
     for name in args.models.split(","):
         if name not in MODELS:
@@ -341,6 +363,8 @@ def main():
             print(json.dumps(row), flush=True)
     cols = ["model", "exporter", "ops", "unsupported", "ref_vs_ort", "groups",
             "steps_fused", "steps_unfused", "gpu_vs_ref", "gpu_ms", "status"]
+    if args.fuse_attention:
+        cols.insert(cols.index("groups") + 1, "attention")
     lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     for r in rows:
         lines.append("| " + " | ".join(str(r.get(c, "")) for c in cols) + " |")

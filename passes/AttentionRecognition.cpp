@@ -68,6 +68,9 @@ std::pair<Value *, int64_t> headSplitSource(const View &V) {
 }
 
 struct AttentionMatch {
+  /// Rank of the scores; above 4 the leading dims are collapsed into one
+  /// batch dim around the Attention.
+  unsigned Rank = 4;
   Node *Softmax = nullptr, *QK = nullptr, *PV = nullptr;
   View Q, K, V;
   double Scale = 1;
@@ -151,10 +154,11 @@ Decision matchScores(const Graph &G, Value *Cur, AttentionMatch &M) {
     Value *A = peelScale(G, P->operand(0), M);
     Value *B = peelScale(G, P->operand(1), M);
     const Shape &AD = A->type().Dims, &BD = B->type().Dims;
-    if (AD.size() != 4 || BD.size() != 4)
-      return Decision::no("Q and K^T are not 4-D");
-    if (!sameDim(AD[0], BD[0]))
-      return Decision::no("Q and K have different batch sizes");
+    if (AD.size() != M.Rank || BD.size() != M.Rank)
+      return Decision::no("Q and K^T do not have the scores' rank");
+    for (unsigned I = 0; I + 3 < M.Rank; ++I)
+      if (!sameDim(AD[I], BD[I]))
+        return Decision::no("Q and K have different batch sizes");
     M.Q = {A, IdentityPerm};
     // K = K^T with its last two dims swapped.
     M.K = {B, {0, 1, 3, 2}};
@@ -172,10 +176,11 @@ Decision matchValues(const Graph &G, AttentionMatch &M) {
     return Decision::no("the probabilities do not multiply V");
   Value *V = PV->operand(1);
   const Shape &VD = V->type().Dims, &QD = M.Q.Src->type().Dims;
-  if (VD.size() != 4 || PV->result(0)->type().rank() != 4)
-    return Decision::no("V is not 4-D");
-  if (!sameDim(VD[0], QD[0]))
-    return Decision::no("Q and V have different batch sizes");
+  if (VD.size() != M.Rank || PV->result(0)->type().rank() != M.Rank)
+    return Decision::no("V does not have the scores' rank");
+  for (unsigned I = 0; I + 3 < M.Rank; ++I)
+    if (!sameDim(VD[I], QD[I]))
+      return Decision::no("Q and V have different batch sizes");
   M.PV = PV;
   M.Nodes.push_back(M.Softmax);
   M.Nodes.push_back(PV);
@@ -187,9 +192,10 @@ Decision matchValues(const Graph &G, AttentionMatch &M) {
 /// V alike (MatMul's broadcasting of a single K/V head is grouped-query
 /// attention with one group).
 Decision checkHeads(const AttentionMatch &M) {
-  const Dim &Hq = M.Q.Src->type().Dims[1];
-  const Dim &Hk = M.K.Src->type().Dims[M.K.P[1]];
-  const Dim &Hv = M.V.Src->type().Dims[1];
+  unsigned H = M.Rank - 3;
+  const Dim &Hq = M.Q.Src->type().Dims[H];
+  const Dim &Hk = M.K.Src->type().Dims[M.Rank == 4 ? M.K.P[1] : H];
+  const Dim &Hv = M.V.Src->type().Dims[H];
   if (!Hq.isStatic() || !Hk.isStatic() || !Hv.isStatic() || Hk != Hv ||
       Hk.size() == 0 || Hq.size() % Hk.size())
     return Decision::no("the head counts of Q, K and V are not static "
@@ -197,19 +203,77 @@ Decision checkHeads(const AttentionMatch &M) {
   return Decision::yes();
 }
 
+/// Above rank 4 every value the Attention reads is reshaped to 4-D: the
+/// dims must be static, and each mask must broadcast over the collapsed
+/// dims all at once or not at all.
+Decision checkCollapsible(const AttentionMatch &M) {
+  if (M.Rank == 4)
+    return Decision::yes();
+  for (const Value *V :
+       {M.Q.Src, M.K.Src, M.V.Src, M.PV->result(0), M.Softmax->result(0)})
+    if (!V->type().isStatic())
+      return Decision::no("attention over more than 4 dims needs static "
+                          "shapes");
+  const Shape &Full = M.Softmax->result(0)->type().Dims;
+  for (const Value *Mask : M.Masks) {
+    const Shape &D = Mask->type().Dims;
+    if (!Mask->type().isStatic())
+      return Decision::no("attention over more than 4 dims needs static "
+                          "shapes");
+    bool AllOne = true, AllFull = true;
+    for (unsigned I = 0; I + 3 < M.Rank; ++I) {
+      int64_t Pos = int64_t(I) - int64_t(M.Rank - D.size());
+      int64_t Size = Pos < 0 ? 1 : D[Pos].size();
+      AllOne &= Size == 1;
+      AllFull &= Size == Full[I].size();
+    }
+    if (!AllOne && !AllFull)
+      return Decision::no("a mask broadcasts over some of the leading dims "
+                          "only");
+  }
+  return Decision::yes();
+}
+
 Decision matchAttention(const Graph &G, Node &Softmax, AttentionMatch &M) {
   const TensorType &T = Softmax.operand(0)->type();
-  if (T.rank() != 4 || !isFloat(T.Elem))
-    return Decision::no("the Softmax input is not a 4-D float tensor");
-  if (Softmax.attrs().getInt("axis", -1) != -1 &&
-      Softmax.attrs().getInt("axis", -1) != 3)
+  if (T.rank() < 4 || !isFloat(T.Elem))
+    return Decision::no("the Softmax input is not a float tensor of rank 4 "
+                        "or more");
+  M.Rank = T.rank();
+  int64_t Axis = Softmax.attrs().getInt("axis", -1);
+  if (Axis != -1 && Axis != int64_t(M.Rank) - 1)
     return Decision::no("the Softmax is not over the last axis");
   M.Softmax = &Softmax;
   if (Decision D = matchScores(G, Softmax.operand(0), M); !D)
     return D;
   if (Decision D = matchValues(G, M); !D)
     return D;
-  return checkHeads(M);
+  if (Decision D = checkHeads(M); !D)
+    return D;
+  return checkCollapsible(M);
+}
+
+/// V reshaped before Pos to 4-D: its leading dims (all but the last three)
+/// collapsed into one, or 1 when it has none (a mask of rank < 4).
+Value *collapseTo4D(Graph &G, Node *Pos, Value *V, unsigned Rank) {
+  const Shape &D = V->type().Dims;
+  int64_t Lead = 1;
+  for (unsigned I = 0; I + 3 < D.size(); ++I)
+    Lead *= D[I].size();
+  std::vector<int64_t> To = {Lead};
+  for (unsigned I = D.size() < 3 ? 0 : D.size() - 3; I < D.size(); ++I)
+    To.push_back(D[I].size());
+  while (To.size() < 4)
+    To.insert(To.begin() + 1, 1);
+  Tensor Shape4(DType::I64, {4});
+  for (unsigned I = 0; I < 4; ++I)
+    Shape4.mutableData<int64_t>()[I] = To[I];
+  Value *S = G.addConstant(G.uniqueName(V->name() + ".shape4"), Shape4);
+  Node *R = G.insertNode(G.iteratorOf(Pos), OpKind::Reshape, {V, S},
+                         {G.uniqueName(V->name() + ".4d")});
+  if (llvm::Error E = inferNodeTypes(*R))
+    llvm::consumeError(std::move(E)); // a static reshape of the same count
+  return R->result(0);
 }
 
 /// Materializes a view as a value: Src itself or a new Transpose before
@@ -226,6 +290,13 @@ Value *materialize(Graph &G, Node *Pos, const View &V) {
 }
 
 llvm::Error rewrite(Graph &G, AttentionMatch &M, int64_t Id) {
+  if (M.Rank > 4) {
+    M.Q = {collapseTo4D(G, M.PV, M.Q.Src, M.Rank), IdentityPerm};
+    M.K = {collapseTo4D(G, M.PV, M.K.Src, M.Rank), {0, 1, 3, 2}};
+    M.V = {collapseTo4D(G, M.PV, M.V.Src, M.Rank), IdentityPerm};
+    for (Value *&Mask : M.Masks)
+      Mask = collapseTo4D(G, M.PV, Mask, M.Rank);
+  }
   View Q = throughTransposes(M.Q), K = throughTransposes(M.K),
        V = throughTransposes(M.V);
   auto [Q3, QHeads] = headSplitSource(Q);
@@ -237,7 +308,7 @@ llvm::Error rewrite(Graph &G, AttentionMatch &M, int64_t Id) {
   if (Merge && Merge->kind() == OpKind::Transpose &&
       transposePerm(*Merge) == std::optional<Perm>(HeadSplitPerm))
     Flat = soleUser(G, Merge->result(0));
-  bool ThreeD = Q3 && K3 && V3 && KHeads == VHeads && Flat &&
+  bool ThreeD = M.Rank == 4 && Q3 && K3 && V3 && KHeads == VHeads && Flat &&
                 Flat->kind() == OpKind::Reshape;
 
   std::vector<Value *> Operands;
@@ -292,6 +363,19 @@ llvm::Error rewrite(Graph &G, AttentionMatch &M, int64_t Id) {
     // order as the 3-D result, so it now reads that.
     Flat->setOperand(0, A->result(0));
     Replaced.push_back(Merge);
+  } else if (M.Rank > 4) {
+    // Back to the scores' leading dims.
+    const Shape &D = M.PV->result(0)->type().Dims;
+    Tensor To(DType::I64, {int64_t(D.size())});
+    for (unsigned I = 0; I < D.size(); ++I)
+      To.mutableData<int64_t>()[I] = D[I].size();
+    Value *S = G.addConstant(G.uniqueName(Final->name() + ".shape"), To);
+    Node *Back = G.insertNode(G.iteratorOf(M.PV), OpKind::Reshape,
+                              {A->result(0), S},
+                              {G.uniqueName(Final->name() + ".nd")});
+    if (llvm::Error E = inferNodeTypes(*Back))
+      return E;
+    replaceKeepingName(G, M.PV->result(0), Back->result(0));
   } else {
     replaceKeepingName(G, M.PV->result(0), A->result(0));
   }

@@ -161,3 +161,54 @@ TEST(AttentionRecognition, DisabledByNodeNameIsLeftAlone) {
 }
 
 } // namespace
+
+namespace {
+
+// MaxViT's window attention: [batch, windows, heads, tokens, dim] with a
+// relative-position bias broadcast over batch and windows.
+const char *FiveDim = R"(
+graph "g" opset 17 {
+  input %q : f32[1,4,2,5,8]
+  input %kt : f32[1,4,2,8,5]
+  input %v : f32[1,4,2,5,8]
+  input %bias : f32[2,5,5]
+  const %c : f32[] = [0.25]
+  %s = MatMul(%q, %kt) : f32[1,4,2,5,5] @"scores"
+  %sc = Mul(%s, %c) : f32[1,4,2,5,5] @"scale"
+  %sb = Add(%sc, %bias) : f32[1,4,2,5,5] @"bias_add"
+  %p = Softmax(%sb) {axis = -1} : f32[1,4,2,5,5] @"softmax"
+  %o = MatMul(%p, %v) : f32[1,4,2,5,8] @"context"
+  output %o
+}
+)";
+
+TEST(AttentionRecognition, FiveDimensionalScoresCollapseIntoTheBatch) {
+  auto [Changed, After] = recognize(FiveDim);
+  EXPECT_TRUE(Changed);
+  // Q, K^T, V and the bias are viewed as 4-D with batch 1 * 4; the result
+  // is viewed back.
+  EXPECT_NE(After.find("Reshape(%q, %q.shape4) : f32[4,2,5,8]"),
+            std::string::npos)
+      << After;
+  EXPECT_NE(After.find("Reshape(%bias, %bias.shape4) : f32[1,2,5,5]"),
+            std::string::npos)
+      << After;
+  EXPECT_NE(After.find("scale = 0.25} : f32[4,2,5,8]"), std::string::npos)
+      << After;
+  expectFusionKeepsFunction<AttentionRecognition>(FiveDim, "= Attention(",
+                                                  1e-5);
+}
+
+TEST(AttentionRecognition, MaskOverSomeLeadingDimsOnlyIsLeftAlone) {
+  // Negative twin: a mask varying over windows but broadcast over the
+  // batch of 2 cannot be viewed with the two dims collapsed.
+  std::string Text = FiveDim;
+  size_t P;
+  while ((P = Text.find("[1,4,2,")) != std::string::npos)
+    Text.replace(P, 7, "[2,4,2,");
+  Text.replace(Text.find("input %bias : f32[2,5,5]"), 24,
+               "input %bias : f32[4,1,5,5]");
+  expectRejected(Text, "a mask broadcasts over some of the leading dims only");
+}
+
+} // namespace
