@@ -75,6 +75,9 @@ struct AttentionMatch {
   View Q, K, V;
   double Scale = 1;
   std::vector<Value *> Masks;
+  /// The scores' dims where each mask is added (a Reshape in the chain
+  /// may give them more leading dims than the Softmax input has).
+  std::vector<Shape> MaskViews;
   /// Every node the Attention replaces (erased when dead afterwards).
   std::vector<Node *> Nodes;
 };
@@ -97,13 +100,15 @@ bool sameDim(const Dim &A, const Dim &B) { return A == B && !A.isUnknown(); }
 
 /// The scores chain from Cur (the Softmax input) back to Q K^T.
 Decision matchScores(const Graph &G, Value *Cur, AttentionMatch &M) {
-  const TensorType &ScoreType = Cur->type();
   for (;;) {
     if (!hasSingleUse(G, Cur))
       return Decision::no(SecondUser);
     Node *P = Cur->producer();
     if (!P)
       return Decision::no("the scores are not a MatMul of Q and K^T");
+    // The scores as this node writes them (a Reshape may view them with
+    // other leading dims).
+    const TensorType &ScoreType = Cur->type();
     if (P->kind() == OpKind::Mul || P->kind() == OpKind::Div) {
       bool Div = P->kind() == OpKind::Div;
       unsigned ConstAt = 2;
@@ -136,6 +141,7 @@ Decision matchScores(const Graph &G, Value *Cur, AttentionMatch &M) {
         AttentionMatch Rest = M;
         Rest.Nodes.push_back(P);
         Rest.Masks.push_back(Mask);
+        Rest.MaskViews.push_back(ScoreType.Dims);
         if (Decision D = matchScores(G, S, Rest); !D) {
           Inner = D;
           continue;
@@ -147,8 +153,25 @@ Decision matchScores(const Graph &G, Value *Cur, AttentionMatch &M) {
       }
       return Inner;
     }
+    if (P->kind() == OpKind::Reshape) {
+      // Swin's shifted windows add their mask to a 5-D view of the scores:
+      // a Reshape may regroup the leading dims, keeping heads and rows.
+      const Shape &In = P->operand(0)->type().Dims, &Out = ScoreType.Dims;
+      bool KeepsRows = In.size() >= 4 && Out.size() >= 4 &&
+                       P->operand(0)->type().isStatic() &&
+                       ScoreType.isStatic();
+      for (unsigned I = 1; KeepsRows && I <= 3; ++I)
+        KeepsRows = In[In.size() - I] == Out[Out.size() - I];
+      if (!KeepsRows)
+        return Decision::no("the scores are reshaped across heads or rows");
+      M.Nodes.push_back(P);
+      Cur = P->operand(0);
+      continue;
+    }
     if (P->kind() != OpKind::MatMul)
       return Decision::no("the scores are not a MatMul of Q and K^T");
+    if (P->result(0)->type() != M.Softmax->operand(0)->type())
+      return Decision::no("the scores reach the Softmax in another shape");
     M.QK = P;
     M.Nodes.push_back(P);
     Value *A = peelScale(G, P->operand(0), M);
@@ -207,22 +230,25 @@ Decision checkHeads(const AttentionMatch &M) {
 /// dims must be static, and each mask must broadcast over the collapsed
 /// dims all at once or not at all.
 Decision checkCollapsible(const AttentionMatch &M) {
-  if (M.Rank == 4)
-    return Decision::yes();
-  for (const Value *V :
-       {M.Q.Src, M.K.Src, M.V.Src, M.PV->result(0), M.Softmax->result(0)})
-    if (!V->type().isStatic())
-      return Decision::no("attention over more than 4 dims needs static "
-                          "shapes");
-  const Shape &Full = M.Softmax->result(0)->type().Dims;
-  for (const Value *Mask : M.Masks) {
+  if (M.Rank > 4)
+    for (const Value *V :
+         {M.Q.Src, M.K.Src, M.V.Src, M.PV->result(0), M.Softmax->result(0)})
+      if (!V->type().isStatic())
+        return Decision::no("attention over more than 4 dims needs static "
+                            "shapes");
+  for (size_t K = 0; K < M.Masks.size(); ++K) {
+    const Value *Mask = M.Masks[K];
+    const Shape &Full = M.MaskViews[K];
+    unsigned Rank = Full.size();
+    if (Rank <= 4)
+      continue; // added where the scores are 4-D: no reshape
     const Shape &D = Mask->type().Dims;
     if (!Mask->type().isStatic())
       return Decision::no("attention over more than 4 dims needs static "
                           "shapes");
     bool AllOne = true, AllFull = true;
-    for (unsigned I = 0; I + 3 < M.Rank; ++I) {
-      int64_t Pos = int64_t(I) - int64_t(M.Rank - D.size());
+    for (unsigned I = 0; I + 3 < Rank; ++I) {
+      int64_t Pos = int64_t(I) - int64_t(Rank - D.size());
       int64_t Size = Pos < 0 ? 1 : D[Pos].size();
       AllOne &= Size == 1;
       AllFull &= Size == Full[I].size();
@@ -255,7 +281,7 @@ Decision matchAttention(const Graph &G, Node &Softmax, AttentionMatch &M) {
 
 /// V reshaped before Pos to 4-D: its leading dims (all but the last three)
 /// collapsed into one, or 1 when it has none (a mask of rank < 4).
-Value *collapseTo4D(Graph &G, Node *Pos, Value *V, unsigned Rank) {
+Value *collapseTo4D(Graph &G, Node *Pos, Value *V) {
   const Shape &D = V->type().Dims;
   int64_t Lead = 1;
   for (unsigned I = 0; I + 3 < D.size(); ++I)
@@ -291,12 +317,14 @@ Value *materialize(Graph &G, Node *Pos, const View &V) {
 
 llvm::Error rewrite(Graph &G, AttentionMatch &M, int64_t Id) {
   if (M.Rank > 4) {
-    M.Q = {collapseTo4D(G, M.PV, M.Q.Src, M.Rank), IdentityPerm};
-    M.K = {collapseTo4D(G, M.PV, M.K.Src, M.Rank), {0, 1, 3, 2}};
-    M.V = {collapseTo4D(G, M.PV, M.V.Src, M.Rank), IdentityPerm};
-    for (Value *&Mask : M.Masks)
-      Mask = collapseTo4D(G, M.PV, Mask, M.Rank);
+    M.Q = {collapseTo4D(G, M.PV, M.Q.Src), IdentityPerm};
+    M.K = {collapseTo4D(G, M.PV, M.K.Src), {0, 1, 3, 2}};
+    M.V = {collapseTo4D(G, M.PV, M.V.Src), IdentityPerm};
   }
+  // A mask added to a view of more than 4 dims, viewed as 4-D too.
+  for (size_t K = 0; K < M.Masks.size(); ++K)
+    if (M.MaskViews[K].size() > 4)
+      M.Masks[K] = collapseTo4D(G, M.PV, M.Masks[K]);
   View Q = throughTransposes(M.Q), K = throughTransposes(M.K),
        V = throughTransposes(M.V);
   auto [Q3, QHeads] = headSplitSource(Q);
@@ -426,6 +454,8 @@ llvm::Expected<bool> AttentionRecognition::run(Graph &G, DecisionLog &Log) {
       return std::move(E);
     Changed = true;
   }
+  if (Changed)
+    G.removeUnusedConstants();
   return Changed;
 }
 

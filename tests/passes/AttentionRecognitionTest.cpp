@@ -212,3 +212,51 @@ TEST(AttentionRecognition, MaskOverSomeLeadingDimsOnlyIsLeftAlone) {
 }
 
 } // namespace
+
+namespace {
+
+// Swin's shifted windows: the window mask is added to a 5-D view of the
+// 4-D scores ([windows, heads, ...] split into [batch, windows, heads]).
+const char *ShiftedWindows = R"(
+graph "g" opset 17 {
+  input %q : f32[4,2,5,8]
+  input %kt : f32[4,2,8,5]
+  input %v : f32[4,2,5,8]
+  input %wmask : f32[1,4,1,5,5]
+  const %s5 : i64[5] = [1, 4, 2, 5, 5]
+  const %s4 : i64[4] = [4, 2, 5, 5]
+  %s = MatMul(%q, %kt) : f32[4,2,5,5] @"scores"
+  %r5 = Reshape(%s, %s5) : f32[1,4,2,5,5] @"to5d"
+  %m5 = Add(%r5, %wmask) : f32[1,4,2,5,5] @"mask_add"
+  %r4 = Reshape(%m5, %s4) : f32[4,2,5,5] @"to4d"
+  %p = Softmax(%r4) {axis = -1} : f32[4,2,5,5] @"softmax"
+  %o = MatMul(%p, %v) : f32[4,2,5,8] @"context"
+  output %o
+}
+)";
+
+TEST(AttentionRecognition, MaskAddedToAFiveDimensionalViewIsReshaped) {
+  auto [Changed, After] = recognize(ShiftedWindows);
+  EXPECT_TRUE(Changed);
+  EXPECT_NE(After.find("Reshape(%wmask, %wmask.shape4) : f32[4,1,5,5]"),
+            std::string::npos)
+      << After;
+  EXPECT_EQ(After.find("@\"to5d\""), std::string::npos) << After;
+  EXPECT_EQ(After.find("%s5"), std::string::npos) << After;
+  expectFusionKeepsFunction<AttentionRecognition>(ShiftedWindows,
+                                                  "= Attention(", 1e-5);
+}
+
+TEST(AttentionRecognition, ReshapeAcrossRowsIsLeftAlone) {
+  // Negative twin: the 5-D view moves the rows into other dims.
+  std::string Text = ShiftedWindows;
+  Text.replace(Text.find("[1, 4, 2, 5, 5]"), 15, "[4, 2, 5, 5, 1]");
+  Text.replace(Text.find(": f32[1,4,2,5,5] @\"to5d\""), 16, ": f32[4,2,5,5,1]");
+  Text.replace(Text.find(": f32[1,4,2,5,5] @\"mask_add\""), 16,
+               ": f32[4,2,5,5,1]");
+  Text.replace(Text.find("input %wmask : f32[1,4,1,5,5]"), 29,
+               "input %wmask : f32[1,1,1,1,1]");
+  expectRejected(Text, "the scores are reshaped across heads or rows");
+}
+
+} // namespace
