@@ -29,6 +29,20 @@ void expectRejected(llvm::StringRef Text, llvm::StringRef Reason) {
   EXPECT_EQ(Log.records()[0].Reason, Reason.str());
 }
 
+/// attention-recognition rewrites Text into IR holding each of Pieces and
+/// lacking each of Absent, with the reference outputs kept within 1e-5.
+void expectRecognized(llvm::StringRef Text,
+                      const std::vector<std::string> &Pieces,
+                      const std::vector<std::string> &Absent = {}) {
+  auto [Changed, After] = recognize(Text);
+  EXPECT_TRUE(Changed);
+  for (const std::string &P : Pieces)
+    EXPECT_NE(After.find(P), std::string::npos) << P << "\n" << After;
+  for (const std::string &P : Absent)
+    EXPECT_EQ(After.find(P), std::string::npos) << P << "\n" << After;
+  expectFusionKeepsFunction<AttentionRecognition>(Text, "= Attention(", 1e-5);
+}
+
 TEST(AttentionRecognition, LegacyExportBecomesOneThreeDimensionalAttention) {
   std::string Text = attentionGraphText(2);
   auto [Changed, After] = recognize(Text);
@@ -160,9 +174,6 @@ TEST(AttentionRecognition, DisabledByNodeNameIsLeftAlone) {
   EXPECT_EQ(After, canonical(FourDim));
 }
 
-} // namespace
-
-namespace {
 
 // MaxViT's window attention: [batch, windows, heads, tokens, dim] with a
 // relative-position bias broadcast over batch and windows.
@@ -183,20 +194,11 @@ graph "g" opset 17 {
 )";
 
 TEST(AttentionRecognition, FiveDimensionalScoresCollapseIntoTheBatch) {
-  auto [Changed, After] = recognize(FiveDim);
-  EXPECT_TRUE(Changed);
   // Q, K^T, V and the bias are viewed as 4-D with batch 1 * 4; the result
   // is viewed back.
-  EXPECT_NE(After.find("Reshape(%q, %q.shape4) : f32[4,2,5,8]"),
-            std::string::npos)
-      << After;
-  EXPECT_NE(After.find("Reshape(%bias, %bias.shape4) : f32[1,2,5,5]"),
-            std::string::npos)
-      << After;
-  EXPECT_NE(After.find("scale = 0.25} : f32[4,2,5,8]"), std::string::npos)
-      << After;
-  expectFusionKeepsFunction<AttentionRecognition>(FiveDim, "= Attention(",
-                                                  1e-5);
+  expectRecognized(FiveDim, {"Reshape(%q, %q.shape4) : f32[4,2,5,8]",
+                             "Reshape(%bias, %bias.shape4) : f32[1,2,5,5]",
+                             "scale = 0.25} : f32[4,2,5,8]"});
 }
 
 TEST(AttentionRecognition, MaskOverSomeLeadingDimsOnlyIsLeftAlone) {
@@ -211,9 +213,6 @@ TEST(AttentionRecognition, MaskOverSomeLeadingDimsOnlyIsLeftAlone) {
   expectRejected(Text, "a mask broadcasts over some of the leading dims only");
 }
 
-} // namespace
-
-namespace {
 
 // Swin's shifted windows: the window mask is added to a 5-D view of the
 // 4-D scores ([windows, heads, ...] split into [batch, windows, heads]).
@@ -236,15 +235,9 @@ graph "g" opset 17 {
 )";
 
 TEST(AttentionRecognition, MaskAddedToAFiveDimensionalViewIsReshaped) {
-  auto [Changed, After] = recognize(ShiftedWindows);
-  EXPECT_TRUE(Changed);
-  EXPECT_NE(After.find("Reshape(%wmask, %wmask.shape4) : f32[4,1,5,5]"),
-            std::string::npos)
-      << After;
-  EXPECT_EQ(After.find("@\"to5d\""), std::string::npos) << After;
-  EXPECT_EQ(After.find("%s5"), std::string::npos) << After;
-  expectFusionKeepsFunction<AttentionRecognition>(ShiftedWindows,
-                                                  "= Attention(", 1e-5);
+  expectRecognized(ShiftedWindows,
+                   {"Reshape(%wmask, %wmask.shape4) : f32[4,1,5,5]"},
+                   {"@\"to5d\"", "%s5"});
 }
 
 TEST(AttentionRecognition, ReshapeAcrossRowsIsLeftAlone) {
