@@ -56,7 +56,7 @@ def _specs(described):
 def compile(model, *, shapes=None, precision="fp32", fusion=True,
             backend="cuda", arch=None, cache_dir=None, allow_tf32=False,
             disable_fusion=(), disable_passes=(), io_precision="model",
-            layout="auto"):
+            layout="auto", fuse_attention=False):
     """Compiles an ONNX model (a path or the model's bytes).
 
     shapes: {input name: shape tuple, or dim symbol name: size}, binding
@@ -69,6 +69,9 @@ def compile(model, *, shapes=None, precision="fp32", fusion=True,
       'nchw' or 'nhwc'.
     fusion: False runs every op as its own step; disable_fusion lists
       fusion groups (ids) or ONNX node names not to fuse.
+    fuse_attention: run scaled dot-product attention as one Attention op
+      (one flash-attention kernel on the GPU; experimental, as
+      `--fuse-attention`).
     backend: 'cuda' (a GPU plan; compiling needs no GPU) or 'reference'
       (the CPU reference executor; no plan file).
     arch: the GPU architecture ('sm_90'); default: this machine's GPU.
@@ -101,7 +104,7 @@ def compile(model, *, shapes=None, precision="fp32", fusion=True,
         [str(f) for f in disable_fusion], [str(p) for p in disable_passes],
         arch, None if cache_dir is None else os.fspath(cache_dir),
         bool(allow_tf32), str(precision), io_precision == "compute",
-        str(layout))
+        str(layout), bool(fuse_attention))
     return Model(native)
 
 

@@ -32,6 +32,7 @@ def compile(
     disable_passes: Sequence[str] = ...,
     io_precision: str = ...,
     layout: str = ...,
+    fuse_attention: bool = ...,
 ) -> Model: ...
 def load_plan(path: Union[str, os.PathLike]) -> Model: ...
 

@@ -150,14 +150,16 @@ PyObject *describe(llvm::ArrayRef<TensorInfo> Tensors) {
 ///         symbols: list[(str, int)], backend: str, fusion: bool,
 ///         disabled_fusions: list[str], disabled_passes: list[str],
 ///         arch: str | None, cache_dir: str | None, allow_tf32: bool,
-///         precision: str, compute_io: bool, layout: str)
+///         precision: str, compute_io: bool, layout: str,
+///         fuse_attention: bool)
 PyObject *compileModel(PyObject *, PyObject *Args) {
   PyObject *Source, *Shapes, *Symbols, *Fusions, *Passes;
   const char *Backend, *Arch, *CacheDir, *Prec, *Layout;
-  int Fusion, AllowTF32, ComputeIo;
-  if (!PyArg_ParseTuple(Args, "OOOspOOzzpsps", &Source, &Shapes, &Symbols,
+  int Fusion, AllowTF32, ComputeIo, FuseAttention;
+  if (!PyArg_ParseTuple(Args, "OOOspOOzzpspsp", &Source, &Shapes, &Symbols,
                         &Backend, &Fusion, &Fusions, &Passes, &Arch, &CacheDir,
-                        &AllowTF32, &Prec, &ComputeIo, &Layout))
+                        &AllowTF32, &Prec, &ComputeIo, &Layout,
+                        &FuseAttention))
     return nullptr;
   CompileOptions Opts;
   std::optional<ConvLayout> L = parseConvLayout(Layout);
@@ -185,6 +187,7 @@ PyObject *compileModel(PyObject *, PyObject *Args) {
     return nullptr;
   }
   Opts.NoFusion = !Fusion;
+  Opts.FuseAttention = FuseAttention;
   Opts.AllowTF32 = AllowTF32;
   Opts.Arch = Arch ? Arch : "";
   Opts.CacheDir = CacheDir ? CacheDir : "";

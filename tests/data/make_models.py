@@ -13,6 +13,10 @@ Good models:
                          (a contraction with an epilogue), Add(add1, residual
                          skip) + Relu(relu2) (an elementwise chain) -> y; relu1's
                          result also feeds Neg(neg1) -> side (a second user)
+  attention_block.onnx   qkv f32[B,6,72], mask f32[B,1,1,6] -> BERT-style self-attention
+                         as torch's legacy exporter writes it (Slice into Q/K/V, head
+                         split Reshape/Transpose, MatMul, Div by sqrt(d), mask Add,
+                         Softmax, MatMul, head merge) -> y f32[B,6,24]; 3 heads of 8
 Bad models (each must be refused with exit code 2 and a message naming the problem):
   empty.onnx, random_bytes.onnx, truncated.onnx, undefined_value.onnx, cycle.onnx,
   unknown_ops.onnx, reshape_impossible.onnx, short_raw_data.onnx,
@@ -125,6 +129,45 @@ def fusion_chain():
     return model(g)
 
 
+def attention_block():
+    def const(name, values):
+        return numpy_helper.from_array(np.array(values, dtype=np.int64), name)
+
+    inits = [const("s0", [0]), const("s24", [24]), const("s48", [48]),
+             const("s72", [72]), const("ax2", [2]),
+             const("split", [0, 0, 3, 8]), const("merge", [0, 0, 24]),
+             numpy_helper.from_array(np.array(np.sqrt(8.0), np.float32), "d")]
+    nodes = []
+    for part, lo, hi in (("q", "s0", "s24"), ("k", "s24", "s48"),
+                         ("v", "s48", "s72")):
+        nodes += [
+            helper.make_node("Slice", ["qkv", lo, hi, "ax2"], [part],
+                             name=f"slice_{part}"),
+            helper.make_node("Reshape", [part, "split"], [part + "4"],
+                             name=f"split_{part}"),
+            helper.make_node("Transpose", [part + "4"], [part + "t"],
+                             name=f"heads_{part}",
+                             perm=[0, 2, 3, 1] if part == "k" else [0, 2, 1, 3]),
+        ]
+    nodes += [
+        helper.make_node("MatMul", ["qt", "kt"], ["scores"], name="scores"),
+        helper.make_node("Div", ["scores", "d"], ["scaled"], name="scale"),
+        helper.make_node("Add", ["scaled", "mask"], ["masked"], name="mask_add"),
+        helper.make_node("Softmax", ["masked"], ["probs"], name="softmax", axis=-1),
+        helper.make_node("MatMul", ["probs", "vt"], ["ctx"], name="context"),
+        helper.make_node("Transpose", ["ctx"], ["ctxt"], name="merge_t",
+                         perm=[0, 2, 1, 3]),
+        helper.make_node("Reshape", ["ctxt", "merge"], ["y"], name="merge_r"),
+    ]
+    g = helper.make_graph(
+        nodes, "attention_block",
+        [helper.make_tensor_value_info("qkv", TensorProto.FLOAT, ["B", 6, 72]),
+         helper.make_tensor_value_info("mask", TensorProto.FLOAT, ["B", 1, 1, 6])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["B", 6, 24])],
+        inits)
+    return model(g)
+
+
 def simple_graph(nodes, inputs, outputs, inits=(), name="bad"):
     return model(helper.make_graph(nodes, name, inputs, outputs, list(inits)))
 
@@ -138,6 +181,7 @@ def main():
     save(two_outputs(), "two_outputs.onnx")
     save(int_bool(), "int_bool.onnx")
     save(fusion_chain(), "fusion_chain.onnx")
+    save(attention_block(), "attention_block.onnx")
 
     # Not a model at all.
     save_bytes("empty.onnx", b"")

@@ -84,6 +84,20 @@ class ReferenceBackend(unittest.TestCase):
             err = np.abs(got - want).max() / np.abs(want).max()
             self.assertLessEqual(err, tol, precision)
 
+    def test_fuse_attention_on_the_reference_backend(self):
+        # The Attention op gives the unfused graph's outputs.
+        block = os.path.join(SOURCE_DIR, "tests", "data",
+                             "attention_block.onnx")
+        rng = np.random.default_rng(3)
+        feed = {"qkv": rng.standard_normal((2, 6, 72)).astype(np.float32),
+                "mask": rng.standard_normal((2, 1, 1, 6)).astype(np.float32)}
+        outs = []
+        for fuse in (False, True):
+            m = solder.compile(block, shapes={"B": 2}, backend="reference",
+                               fuse_attention=fuse)
+            outs.append(m.create_context().run(feed)[0])
+        np.testing.assert_allclose(outs[1], outs[0], rtol=1e-5, atol=1e-6)
+
     def test_input_forms_and_given_outputs(self):
         ctx = self.model.create_context()
         x = random_input(2)

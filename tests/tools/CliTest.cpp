@@ -477,6 +477,39 @@ TEST(CliFusion, DumpIrFusionReportJson) {
   }
 }
 
+TEST(CliFusion, FuseAttentionMakesOneAttentionGroup) {
+  // tests/data/attention_block.onnx: one BERT-style self-attention block.
+  std::string Model = dataPath("attention_block.onnx");
+  std::optional<json::Value> V =
+      reportJson(runSolder({"dump-ir", Model, "--shape", "B=2",
+                            "--fuse-attention", "--fusion-report=json"}));
+  ASSERT_TRUE(V);
+  auto Groups = groupsOf(*V);
+  ASSERT_EQ(Groups.size(), 1u);
+  EXPECT_EQ(Groups[0].first, 0);
+  EXPECT_EQ(Groups[0].second,
+            (std::vector<std::string>{"split_q", "heads_q", "split_k",
+                                      "heads_k", "split_v", "heads_v",
+                                      "scores", "scale", "mask_add", "softmax",
+                                      "context", "merge_t"}));
+  // The reference backend runs the Attention op: the same outputs as the
+  // unfused graph (printed statistics to 6 digits).
+  std::vector<std::string> Run = {"run",   Model, "--shape",          "B=2",
+                                  "--random-inputs", "--seed", "4"};
+  CliResult Unfused = runSolder(Run);
+  Run.push_back("--fuse-attention");
+  CliResult Fused = runSolder(Run);
+  ASSERT_EQ(Unfused.Code, 0) << Unfused.Err;
+  ASSERT_EQ(Fused.Code, 0) << Fused.Err;
+  EXPECT_EQ(Fused.Out, Unfused.Out);
+  // Negative twin: without the flag there is no attention group.
+  std::optional<json::Value> W = reportJson(runSolder(
+      {"dump-ir", Model, "--shape", "B=2", "--fusion-report=json"}));
+  ASSERT_TRUE(W);
+  for (const json::Value &G : *W->getAsObject()->getArray("groups"))
+    EXPECT_NE(G.getAsObject()->getString("kind").getValueOr(""), "attention");
+}
+
 TEST(CliFusion, NoFusionAndDisableFusionReachThePipeline) {
   std::string Model = dataPath("fusion_chain.onnx");
   std::optional<json::Value> Default =
