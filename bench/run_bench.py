@@ -143,10 +143,10 @@ def run(cmd, timeout=600):
 
 
 def solder_bench(solder, model, iters, graph, cache, fusion=True,
-                 precision="fp32", layout="auto"):
+                 precision="fp32", layout="auto", extra=()):
     cmd = [solder, "bench", model, "--json", "--iters", str(iters),
            "--warmup", "5", "--cache-dir", cache, "--precision", precision,
-           "--layout", layout]
+           "--layout", layout] + list(extra)
     if not graph:
         cmd.append("--no-cuda-graph")
     if not fusion:
@@ -154,7 +154,7 @@ def solder_bench(solder, model, iters, graph, cache, fusion=True,
     return json.loads(run(cmd).strip().splitlines()[-1])
 
 
-def solder_check(solder, model, workdir, name, precision="fp32"):
+def solder_check(solder, model, workdir, name, precision="fp32", extra=()):
     """solder cuda (at precision) vs the fp32 reference on the same random
     inputs: max rel error."""
     ins = os.path.join(workdir, "in")
@@ -166,7 +166,7 @@ def solder_check(solder, model, workdir, name, precision="fp32"):
     for f in sorted(os.listdir(ins)):
         inputs += ["--input", f"{f[:-4]}={os.path.join(ins, f)}"]
     run([solder, "run", model, "--backend", "cuda", "--output-dir", gpu,
-         "--precision", precision] + inputs)
+         "--precision", precision] + list(extra) + inputs)
     worst = 0.0
     for f in sorted(os.listdir(ref)):
         r = np.load(os.path.join(ref, f)).astype(np.float64)
@@ -204,6 +204,9 @@ def main():
                     choices=["fp32", "fp16", "bf16"],
                     help="solder's --precision; PyTorch runs the model in "
                          "the same dtype")
+    ap.add_argument("--fuse-attention", action="store_true",
+                    help="also time (and check) solder with --fuse-attention "
+                         "(the 'solder +attention' column)")
     ap.add_argument("--max-autotune", action="store_true",
                     help="also time torch.compile(mode='max-autotune')")
     ap.add_argument("--time-budget", type=float, default=420.0,
@@ -251,6 +254,12 @@ def main():
                                   layout=a.layout)
                 row["solder_graph"] = g["median_ms"]
                 row["solder_unfused"] = uf["median_ms"]
+                if a.fuse_attention:
+                    fa = solder_bench(solder, path, a.iters, True, cache,
+                                      precision=a.precision, layout=a.layout,
+                                      extra=["--fuse-attention"])
+                    row["solder_attention"] = fa["median_ms"]
+                    row["launches_attention"] = fa["steps_per_run"]
                 row["launches"] = g["steps_per_run"]
                 row["launches_unfused"] = uf["steps_per_run"]
                 notes.append(
@@ -302,6 +311,15 @@ def main():
                         f"{tag}: solder {a.precision} cuda vs fp32 reference "
                         f"max rel err {err:.3g} "
                         f"({'ok' if err <= tol else 'FAIL'}, bound {tol:g})")
+                    if a.fuse_attention:
+                        err = solder_check(
+                            solder, path,
+                            os.path.join(work, f"check_{name}_attention"),
+                            name, a.precision, ["--fuse-attention"])
+                        row["max_rel_err_attention"] = err
+                        notes.append(
+                            f"{tag}: with --fuse-attention max rel err "
+                            f"{err:.3g} ({'ok' if err <= tol else 'FAIL'})")
                 if a.profile:
                     pdir = a.out or work
                     os.makedirs(pdir, exist_ok=True)
@@ -372,10 +390,14 @@ def main():
     dev = torch.cuda.get_device_name()
     lines = [f"# solder vs PyTorch {torch.__version__} on {dev}, "
              f"{a.precision}, TF32 off, median ms", "",
-             "| model | solder fused | solder unfused | steps fused/unfused |"
+             "| model | solder fused |"
+             + (" solder +attention |" if a.fuse_attention else "")
+             + " solder unfused | steps "
+             + ("attention/" if a.fuse_attention else "") + "fused/unfused |"
              " eager | torch.compile | compile reduce-overhead |"
              + (" max-autotune |" if a.max_autotune else ""),
              "| --- | --- | --- | --- | --- | --- | --- |"
+             + (" --- |" if a.fuse_attention else "")
              + (" --- |" if a.max_autotune else "")]
 
     def cell(row, key):
@@ -388,8 +410,12 @@ def main():
 
     for r in rows:
         steps = f"{r.get('launches', '-')}/{r.get('launches_unfused', '-')}"
+        if a.fuse_attention:
+            steps = f"{r.get('launches_attention', '-')}/" + steps
         lines.append(f"| {r['model']} | {cell(r, 'solder_graph')} | "
-                     f"{cell(r, 'solder_unfused')} | {steps} | "
+                     + (f"{cell(r, 'solder_attention')} | "
+                        if a.fuse_attention else "")
+                     + f"{cell(r, 'solder_unfused')} | {steps} | "
                      f"{cell(r, 'eager')} | {cell(r, 'compile')} | "
                      f"{cell(r, 'compile_ro')} |"
                      + (f" {cell(r, 'compile_ma')} |" if a.max_autotune
@@ -413,6 +439,7 @@ def main():
     shutil.rmtree(work, ignore_errors=True)
     bad = [r for r in rows
            if r.get("max_rel_err", 0) > TOLERANCE[a.precision]
+           or r.get("max_rel_err_attention", 0) > TOLERANCE[a.precision]
            or "solder_error" in r
            or r.get("compare") == "FAIL"]
     return 1 if bad else 0
