@@ -51,6 +51,7 @@ std::string onnxImport(llvm::StringRef Bytes) {
   PipelineOptions PO;
   PO.TargetGpu = true;
   PO.VerifyEachPass = true;
+  PO.FuseAttention = true; // every pass, attention-recognition included
   if (llvm::Error E = runPipeline(**G, PO)) {
     std::string Msg = llvm::toString(std::move(E));
     if (llvm::StringRef(Msg).startswith("IR invalid after"))
