@@ -37,7 +37,7 @@ namespace codegen {
 namespace {
 constexpr int KeysPerTile = 32;
 constexpr int RowsPerWarp = 2;
-constexpr int MaxHeadDim = 128;
+constexpr int MaxHeadDim = MaxAttentionHeadDim;
 
 /// Replaces every `$NAME` in Text by its value (longest names first, so
 /// $QS never eats the start of $QSB).

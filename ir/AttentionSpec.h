@@ -21,6 +21,11 @@
 
 namespace solder {
 
+/// The largest head dim (of Q/K and of V) the generated GPU attention
+/// kernels take (their shared-memory tiles); attention-recognition leaves
+/// larger ones unfused when compiling for the GPU.
+constexpr int64_t MaxAttentionHeadDim = 128;
+
 struct AttentionSpec {
   bool ThreeD = false;
   int64_t Batch = 0, QHeads = 0, KvHeads = 0, QLen = 0, KvLen = 0;

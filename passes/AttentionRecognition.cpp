@@ -441,6 +441,14 @@ llvm::Expected<bool> AttentionRecognition::run(Graph &G, DecisionLog &Log) {
   for (Node *N : Candidates) {
     AttentionMatch M;
     Decision D = matchAttention(G, *N, M);
+    if (D && MaxHeadDim > 0) {
+      const Dim &Dq = M.Q.Src->type().Dims.back();
+      const Dim &Dv = M.V.Src->type().Dims.back();
+      if (!Dq.isStatic() || !Dv.isStatic() || Dq.size() > MaxHeadDim ||
+          Dv.size() > MaxHeadDim)
+        D = Decision::no("head dims above " + std::to_string(MaxHeadDim) +
+                         " (the GPU attention kernels' limit)");
+    }
     int64_t Id = -1;
     if (D) {
       Id = State.takeId();

@@ -23,7 +23,8 @@
 // Leaves alone, with a reason: a Softmax not over the last axis of a 4-D
 // tensor, scores that are not a MatMul through scalings and mask additions,
 // a scaling by a non-constant, an intermediate with another user, a mask
-// that is not of the scores' type, a candidate the user disabled.
+// that is not of the scores' type, a candidate the user disabled, and (for
+// the GPU) head dims above what the generated kernels take.
 // Preconditions: shapes inferred, constants folded (scales are constants);
 // after precision-conversion (the Attention keeps the converted types).
 //
@@ -38,12 +39,16 @@ namespace solder {
 
 class AttentionRecognition : public Pass {
 public:
-  explicit AttentionRecognition(FusionState &State) : State(State) {}
+  /// MaxHeadDim > 0: attention with a larger head dim (Q/K or V) is left
+  /// unfused (the GPU kernels take up to 128).
+  explicit AttentionRecognition(FusionState &State, int64_t MaxHeadDim = 0)
+      : State(State), MaxHeadDim(MaxHeadDim) {}
   llvm::StringRef name() const override { return "attention-recognition"; }
   llvm::Expected<bool> run(Graph &G, DecisionLog &Log) override;
 
 private:
   FusionState &State;
+  int64_t MaxHeadDim;
 };
 
 } // namespace solder

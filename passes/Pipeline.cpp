@@ -49,6 +49,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Pipeline.h"
+#include "ir/AttentionSpec.h"
 #include "ir/OpRegistry.h"
 #include "ir/Printer.h"
 #include "ir/SizeLimits.h"
@@ -113,7 +114,8 @@ std::vector<Stage> buildStages(const PipelineOptions &Opts,
   if (!Opts.NoFusion) {
     S.emplace_back();
     if (Opts.FuseAttention)
-      S.back().Passes.push_back(std::make_unique<AttentionRecognition>(Fusion));
+      S.back().Passes.push_back(std::make_unique<AttentionRecognition>(
+          Fusion, Opts.TargetGpu ? MaxAttentionHeadDim : 0));
     S.back().Passes.push_back(std::make_unique<HorizontalMatMulFusion>(Fusion));
     S.back().Passes.push_back(std::make_unique<EpilogueFusion>(Fusion));
     S.back().Passes.push_back(std::make_unique<LoopFusion>(Fusion));

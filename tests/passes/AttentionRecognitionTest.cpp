@@ -168,6 +168,23 @@ TEST(AttentionRecognition, ProbabilitiesNotMultiplyingVAreLeftAlone) {
   expectRejected(Text, "the probabilities do not multiply V");
 }
 
+TEST(AttentionRecognition, HeadDimsAboveTheGpuLimitAreLeftAlone) {
+  // For the GPU (limit 4 here) the head dim 8 of FourDim stays unfused;
+  // without a limit (the reference backend) it is fused.
+  auto G = parseOrDie(FourDim);
+  ASSERT_TRUE(G);
+  FusionState State({});
+  AttentionRecognition P(State, /*MaxHeadDim=*/4);
+  DecisionLog Log;
+  llvm::Expected<bool> Changed = P.run(*G, Log);
+  ASSERT_TRUE(bool(Changed)) << llvm::toString(Changed.takeError());
+  EXPECT_FALSE(*Changed);
+  ASSERT_EQ(Log.records().size(), 1u);
+  EXPECT_EQ(Log.records()[0].Reason,
+            "head dims above 4 (the GPU attention kernels' limit)");
+  EXPECT_TRUE(recognize(FourDim).first);
+}
+
 TEST(AttentionRecognition, DisabledByNodeNameIsLeftAlone) {
   auto [Changed, After] = recognize(FourDim, {"softmax"});
   EXPECT_FALSE(Changed);
