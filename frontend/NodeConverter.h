@@ -127,6 +127,7 @@ private:
 
   llvm::Error checkLegacyBroadcast();
   llvm::Error convertClip();
+  llvm::Error convertAttention();
   llvm::Error convertAxesAttr(bool Required);
   llvm::Error convertSplit();
   llvm::Error convertSlice1();

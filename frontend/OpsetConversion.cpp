@@ -58,6 +58,7 @@ static const OpVersions VersionTable[] = {
     {"Asinh", {9, 22}},
     {"Atan", {7, 22}},
     {"Atanh", {9, 22}},
+    {"Attention", {23, 24}},
     {"AveragePool", {1, 7, 10, 11, 19, 22}},
     {"BatchNormalization", {1, 6, 7, 9, 14, 15}},
     {"Cast", {1, 6, 9, 13, 19, 21, 23, 24, 25, 28}},
@@ -131,6 +132,7 @@ static const OpVersions VersionTable[] = {
     {"ReduceProd", {1, 11, 13, 18}},
     {"ReduceSum", {1, 11, 13}},
     {"ReduceSumSquare", {1, 11, 13, 18}},
+    {"RMSNormalization", {23}},
     {"Relu", {1, 6, 13, 14}},
     {"Reshape", {1, 5, 13, 14, 19, 21, 23, 24, 25}},
     {"Resize", {10, 11, 13, 18, 19}},
@@ -737,6 +739,33 @@ llvm::Error NodeConverter::convertTopK() {
   return emitMain({operand(0), K}, resultNames());
 }
 
+/// Attention-23/24 without a KV cache: Q, K, V and the mask become solder's
+/// Attention op (the same semantics; solder computes the softmax in fp32
+/// whatever softmax_precision says). The cache inputs and outputs, the
+/// pre-softmax output and softcap are refused by name.
+llvm::Error NodeConverter::convertAttention() {
+  static const char *const CacheInputs[] = {"past_key", "past_value",
+                                            "nonpad_kv_seqlen"};
+  for (int I = 4; I < NP.input_size(); ++I)
+    if (!NP.input(I).empty())
+      return error(llvm::Twine("input ") + CacheInputs[std::min(I - 4, 2)] +
+                   " (a KV cache) is not supported");
+  static const char *const ExtraOutputs[] = {"present_key", "present_value",
+                                             "qk_matmul_output"};
+  for (int I = 1; I < NP.output_size(); ++I)
+    if (!NP.output(I).empty())
+      return error(llvm::Twine("output ") + ExtraOutputs[std::min(I - 1, 2)] +
+                   " is not supported");
+  if (getFloat("softcap", 0.0f) != 0.0f)
+    return error("softcap is not supported");
+  drop("qk_matmul_output_mode"); // only shapes the output refused above
+  drop("softmax_precision");     // solder's softmax is fp32 or wider
+  llvm::SmallVector<Value *, 4> Ops(Operands.begin(),
+                                    Operands.begin() +
+                                        std::min<size_t>(Operands.size(), 4));
+  return emitMain(Ops, {NP.output(0)});
+}
+
 llvm::Error NodeConverter::run() {
   // consumed_inputs (version 1 of many ops) only described in-place reuse
   // for old runtimes.
@@ -782,6 +811,8 @@ llvm::Error NodeConverter::run() {
     return emitDefault();
   case OpKind::Clip:
     return convertClip();
+  case OpKind::Attention:
+    return convertAttention();
   case OpKind::Squeeze:
     return convertAxesAttr(/*Required=*/false);
   case OpKind::Unsqueeze:

@@ -10,6 +10,8 @@
 #      models;
 #   3. `solder test-onnx` on every suite of the ONNX tests, on the cuda and
 #      the reference backends: a test the reference passes must pass on cuda;
+#      and tests/data/onnx_opset23 (ONNX Attention) on cuda in fp32, fp16
+#      and bf16;
 #   4. `solder run --backend cuda` of each shared model against
 #      `--backend reference` on the same inputs;
 #   4a. `solder profile` of two shared models at fp32 and fp16: the trace
@@ -156,6 +158,18 @@ if [ -d "$SHARED/onnx-tests" ]; then
 else
   echo "no onnx-tests under $SHARED: skipped"
 fi
+# The repo's own opset-23 suite (ONNX Attention and RMSNormalization, with
+# onnx's reference outputs): the attention kernels at f32 must pass it too.
+for precision in fp32 fp16 bf16; do
+  if ! "$SOLDER" test-onnx --backend cuda --precision $precision \
+      tests/data/onnx_opset23 > "$LOGS/test-onnx-opset23-$precision.log" 2>&1; then
+    echo "tests/data/onnx_opset23 ($precision) fails on cuda:"
+    tail -5 "$LOGS/test-onnx-opset23-$precision.log"
+    FAILED+=("test-onnx onnx_opset23 $precision")
+  else
+    echo "tests/data/onnx_opset23 $precision: $(tail -1 "$LOGS/test-onnx-opset23-$precision.log")"
+  fi
+done
 
 step "Shared models: cuda vs reference"
 declare -A SHAPES=(

@@ -336,7 +336,20 @@ INSTANTIATE_TEST_SUITE_P(
         BadModelCase{"reshape_impossible.onnx", {}, {"bad_reshape"}},
         BadModelCase{"short_raw_data.onnx", {}, {"'w'", "raw data"}},
         BadModelCase{"external_escape.onnx", {}, {"'w'", "outside"}},
-        BadModelCase{"huge_dim.onnx", {}, {"1099511627776"}}));
+        BadModelCase{"huge_dim.onnx", {}, {"1099511627776"}},
+        BadModelCase{"attention_kv_cache.onnx",
+                     {},
+                     {"cached_attn", "past_key (a KV cache) is not "
+                                     "supported"}}));
+
+TEST(CliTest, TestOnnxOpset23Attention) {
+  // ONNX's own Attention-23 (3-D and 4-D, grouped-query heads, causal,
+  // bool and float masks) and RMSNormalization-23, against onnx's
+  // reference evaluator (tests/data/make_opset23_tests.py).
+  CliResult R = runSolder({"test-onnx", dataPath("onnx_opset23")});
+  EXPECT_EQ(R.Code, 0) << R.Out << R.Err;
+  EXPECT_TRUE(contains(R.Out, "5 passed, 0 failed, 0 skipped")) << R.Out;
+}
 
 TEST(CliTest, TestOnnxCountsEveryOutcome) {
   CliResult R = runSolder({"test-onnx", "--verbose", dataPath("onnx_suite")});
