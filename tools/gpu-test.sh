@@ -19,7 +19,8 @@
 #      `solder bench --no-cuda-graph`;
 #   4b. the Python module with PyTorch (tests/python/test_gpu.py: ResNet-50
 #      and a small BERT on torch CUDA tensors, zero copy, call overhead);
-#   5. the benchmark (bench/run_bench.py), unless SOLDER_SKIP_BENCH=1.
+#   5. the benchmark (bench/run_bench.py) and the attention micro-benchmark
+#      (bench/attention_bench.py), unless SOLDER_SKIP_BENCH=1.
 # Prints a summary; exits 1 when any step failed.
 #
 # Usage: tools/gpu-test.sh [BUILD_DIR]
@@ -265,6 +266,13 @@ if [ "${SOLDER_SKIP_BENCH:-0}" != 1 ]; then
     echo "bench done"
   else
     FAILED+=("bench")
+  fi
+  step "Attention micro-benchmark"
+  if PYTHONUNBUFFERED=1 python3 bench/attention_bench.py --solder "$SOLDER" \
+       2>&1 | tee "$LOGS/attention_bench.log"; then
+    echo "attention bench done"
+  else
+    FAILED+=("attention bench")
   fi
 fi
 
