@@ -760,10 +760,14 @@ llvm::Error NodeConverter::convertAttention() {
     return error("softcap is not supported");
   drop("qk_matmul_output_mode"); // only shapes the output refused above
   drop("softmax_precision");     // solder's softmax is fp32 or wider
+  // Only Y is left (the others were refused above), or nothing at all.
+  std::vector<std::string> Names = resultNames();
+  if (Names.empty())
+    return error("has no output Y");
   llvm::SmallVector<Value *, 4> Ops(Operands.begin(),
                                     Operands.begin() +
                                         std::min<size_t>(Operands.size(), 4));
-  return emitMain(Ops, {NP.output(0)});
+  return emitMain(Ops, Names);
 }
 
 llvm::Error NodeConverter::run() {
