@@ -279,6 +279,22 @@ Decision matchAttention(const Graph &G, Node &Softmax, AttentionMatch &M) {
   return checkCollapsible(M);
 }
 
+/// Reshape(V, To) inserted before Pos: its result named V.<Suffix>, its
+/// shape constant V.<Suffix>.shape.
+Value *reshapeBefore(Graph &G, Node *Pos, Value *V,
+                     llvm::ArrayRef<int64_t> To, llvm::StringRef Suffix) {
+  Tensor Dims(DType::I64, {int64_t(To.size())});
+  for (size_t I = 0; I < To.size(); ++I)
+    Dims.mutableData<int64_t>()[I] = To[I];
+  Value *S = G.addConstant(
+      G.uniqueName(V->name() + "." + Suffix.str() + ".shape"), Dims);
+  Node *R = G.insertNode(G.iteratorOf(Pos), OpKind::Reshape, {V, S},
+                         {G.uniqueName(V->name() + "." + Suffix.str())});
+  if (llvm::Error E = inferNodeTypes(*R))
+    llvm::consumeError(std::move(E)); // a static reshape of the same count
+  return R->result(0);
+}
+
 /// V reshaped before Pos to 4-D: its leading dims (all but the last three)
 /// collapsed into one, or 1 when it has none (a mask of rank < 4).
 Value *collapseTo4D(Graph &G, Node *Pos, Value *V) {
@@ -291,15 +307,7 @@ Value *collapseTo4D(Graph &G, Node *Pos, Value *V) {
     To.push_back(D[I].size());
   while (To.size() < 4)
     To.insert(To.begin() + 1, 1);
-  Tensor Shape4(DType::I64, {4});
-  for (unsigned I = 0; I < 4; ++I)
-    Shape4.mutableData<int64_t>()[I] = To[I];
-  Value *S = G.addConstant(G.uniqueName(V->name() + ".shape4"), Shape4);
-  Node *R = G.insertNode(G.iteratorOf(Pos), OpKind::Reshape, {V, S},
-                         {G.uniqueName(V->name() + ".4d")});
-  if (llvm::Error E = inferNodeTypes(*R))
-    llvm::consumeError(std::move(E)); // a static reshape of the same count
-  return R->result(0);
+  return reshapeBefore(G, Pos, V, To, "4d");
 }
 
 /// Materializes a view as a value: Src itself or a new Transpose before
@@ -393,17 +401,10 @@ llvm::Error rewrite(Graph &G, AttentionMatch &M, int64_t Id) {
     Replaced.push_back(Merge);
   } else if (M.Rank > 4) {
     // Back to the scores' leading dims.
-    const Shape &D = M.PV->result(0)->type().Dims;
-    Tensor To(DType::I64, {int64_t(D.size())});
-    for (unsigned I = 0; I < D.size(); ++I)
-      To.mutableData<int64_t>()[I] = D[I].size();
-    Value *S = G.addConstant(G.uniqueName(Final->name() + ".shape"), To);
-    Node *Back = G.insertNode(G.iteratorOf(M.PV), OpKind::Reshape,
-                              {A->result(0), S},
-                              {G.uniqueName(Final->name() + ".nd")});
-    if (llvm::Error E = inferNodeTypes(*Back))
-      return E;
-    replaceKeepingName(G, M.PV->result(0), Back->result(0));
+    Value *Back =
+        reshapeBefore(G, M.PV, A->result(0),
+                      M.PV->result(0)->type().staticDims(), "nd");
+    replaceKeepingName(G, M.PV->result(0), Back);
   } else {
     replaceKeepingName(G, M.PV->result(0), A->result(0));
   }

@@ -213,8 +213,8 @@ graph "g" opset 17 {
 TEST(AttentionRecognition, FiveDimensionalScoresCollapseIntoTheBatch) {
   // Q, K^T, V and the bias are viewed as 4-D with batch 1 * 4; the result
   // is viewed back.
-  expectRecognized(FiveDim, {"Reshape(%q, %q.shape4) : f32[4,2,5,8]",
-                             "Reshape(%bias, %bias.shape4) : f32[1,2,5,5]",
+  expectRecognized(FiveDim, {"Reshape(%q, %q.4d.shape) : f32[4,2,5,8]",
+                             "Reshape(%bias, %bias.4d.shape) : f32[1,2,5,5]",
                              "scale = 0.25} : f32[4,2,5,8]"});
 }
 
@@ -253,7 +253,7 @@ graph "g" opset 17 {
 
 TEST(AttentionRecognition, MaskAddedToAFiveDimensionalViewIsReshaped) {
   expectRecognized(ShiftedWindows,
-                   {"Reshape(%wmask, %wmask.shape4) : f32[4,1,5,5]"},
+                   {"Reshape(%wmask, %wmask.4d.shape) : f32[4,1,5,5]"},
                    {"@\"to5d\"", "%s5"});
 }
 
