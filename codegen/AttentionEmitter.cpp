@@ -303,8 +303,8 @@ for (int r = 0; r < 2; ++r) {
 })";
 
 /// Where the kernel reads Attention operand I from: the operand itself
-/// (row-major), or, for a Slice it reads through, the Slice's input with
-/// the Slice's view of it.
+/// (row-major), or, for a Slice or Split it reads through, that node's
+/// input with the part's view of it.
 struct OperandRead {
   const Value *Src = nullptr;
   int64_t Offset = 0;
@@ -403,7 +403,7 @@ llvm::Error emitAttention(KernelBuilder &B) {
 
   CudaPrinter &P = B.p();
   B.addOutput(N.result(0));
-  // Q, K and V, each maybe read through a Slice of the packed projection.
+  // Q, K and V, each maybe read through a part of the packed projection.
   OperandRead Reads[3] = {operandRead(N, 0), operandRead(N, 1),
                           operandRead(N, 2)};
   for (const OperandRead &R : Reads)
@@ -411,15 +411,8 @@ llvm::Error emitAttention(KernelBuilder &B) {
   bool HasMask = S.Mask != AttentionSpec::MaskKind::None;
   if (HasMask)
     B.addInput(N.operand(3));
-  B.describeGroup(N.attrs().getInt("id", -1),
-                  [&] {
-                    std::vector<std::string> Names;
-                    if (const Attribute *M = N.attrs().find("members"))
-                      Names = M->getStrings();
-                    if (Names.empty())
-                      Names.push_back(N.name());
-                    return Names;
-                  }(),
+  AttentionGroup Group = attentionGroup(N);
+  B.describeGroup(Group.Id, std::move(Group.Members),
                   "flash attention (" +
                       std::string(Tc ? "tensor cores" : "SIMT") + ") " +
                       std::string(S.ThreeD ? "3-D" : "4-D") +

@@ -1,5 +1,6 @@
 //===- AttentionSpec.cpp - The geometry of one Attention node -------------===//
 #include "ir/AttentionSpec.h"
+#include "ir/FusedGroup.h"
 #include "ir/OpRegistry.h"
 #include "llvm/ADT/Twine.h"
 #include <cmath>
@@ -16,6 +17,16 @@ std::array<int64_t, 4> AttentionSpec::strides(int64_t Heads, int64_t Len,
 double AttentionSpec::flops() const {
   return 2.0 * double(Batch) * double(QHeads) * double(QLen) * double(KvLen) *
          double(HeadDim + VHeadDim);
+}
+
+AttentionGroup attentionGroup(const Node &N) {
+  AttentionGroup G;
+  G.Id = N.attrs().getInt("id", -1);
+  if (const Attribute *M = N.attrs().find("members"))
+    G.Members = M->getStrings();
+  if (G.Members.empty())
+    G.Members = {memberName(N)};
+  return G;
 }
 
 llvm::Expected<AttentionSpec> resolveAttention(const Node &N,

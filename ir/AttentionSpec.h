@@ -18,6 +18,8 @@
 #include "llvm/Support/Error.h"
 #include <array>
 #include <cstdint>
+#include <string>
+#include <vector>
 
 namespace solder {
 
@@ -48,6 +50,16 @@ struct AttentionSpec {
   /// Multiply-adds of Q K^T and P V together, times two.
   double flops() const;
 };
+
+/// The fusion group an Attention node stands for: the id and the ONNX
+/// member names attention-recognition gave it, or -1 and the node's own
+/// name for one imported from ONNX. (The report, the plan's groups, the
+/// kernel header and compare all name it this way.)
+struct AttentionGroup {
+  int64_t Id = -1;
+  std::vector<std::string> Members;
+};
+AttentionGroup attentionGroup(const Node &N);
 
 /// The dims of Attention's operands (Mask empty and HasMask false when
 /// there is none).

@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 #include "codegen/KernelEmitter.h"
 #include "frontend/ModelSummary.h"
+#include "ir/AttentionSpec.h"
 #include "ir/FusedGroup.h"
 #include "runtime/cuda/CudaSupport.h"
 #include "runtime/cuda/Plan.h"
@@ -214,7 +215,7 @@ static const Node *findFused(const Graph &G, int64_t Id) {
   for (const auto &N : G.nodes()) {
     if (isFusedGroup(*N) && groupInfo(*N).Id == Id)
       return N.get();
-    if (N->kind() == OpKind::Attention && N->attrs().getInt("id", -1) == Id)
+    if (N->kind() == OpKind::Attention && attentionGroup(*N).Id == Id)
       return N.get();
   }
   return nullptr;

@@ -1,5 +1,6 @@
 //===- FusionReport.cpp - What was fused, how it runs, what was not -------===//
 #include "tools/FusionReport.h"
+#include "ir/AttentionSpec.h"
 #include "ir/FusedGroup.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
@@ -51,11 +52,11 @@ FusionReport fusionReportFromGraph(const Graph &G,
   for (const auto &N : G.nodes()) {
     if (N->kind() == OpKind::Attention) {
       // attention-recognition's node: a group of its own kind.
+      AttentionGroup AG = attentionGroup(*N);
       FusionReportGroup Group;
-      Group.Id = N->attrs().getInt("id", -1);
+      Group.Id = AG.Id;
       Group.Kind = "attention";
-      if (const Attribute *M = N->attrs().find("members"))
-        Group.Members = M->getStrings();
+      Group.Members = std::move(AG.Members);
       Group.RunsAs = RunsAs.str();
       R.Groups.push_back(std::move(Group));
       continue;

@@ -32,6 +32,7 @@
 #include "codegen/GeneratedKernel.h"
 #include "codegen/KernelEmitter.h"
 #include "codegen/LibraryEpilogue.h"
+#include "ir/AttentionSpec.h"
 #include "ir/ConvPads.h"
 #include "ir/Layout.h"
 #include "ir/FusedGroup.h"
@@ -745,12 +746,10 @@ void Builder::recordGroup(const Node &N, size_t FirstStep, std::string RunsAs) {
     PG.G.Members = Info.Members;
   } else if (N.kind() == OpKind::Attention) {
     // attention-recognition's op: a group of the ONNX nodes it replaced.
-    PG.G.Id = N.attrs().getInt("id", -1);
+    AttentionGroup AG = attentionGroup(N);
+    PG.G.Id = AG.Id;
     PG.G.Kind = "attention";
-    if (const Attribute *M = N.attrs().find("members"))
-      PG.G.Members = M->getStrings();
-    if (PG.G.Members.empty())
-      PG.G.Members = {memberName(N)};
+    PG.G.Members = std::move(AG.Members);
   } else {
     PG.G.Kind = "single";
     PG.G.Members = {memberName(N)};
