@@ -11,4 +11,18 @@ tools/build.sh "$KIND" "$DIR"
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 cd "$DIR"
-ctest --output-on-failure -j"$(nproc)" --timeout 1500
+LOG=$(mktemp)
+trap 'rm -f "$LOG"' EXIT
+if ctest --output-on-failure -j"$(nproc)" --timeout 1500 2>&1 | tee "$LOG"; then
+  exit 0
+fi
+# LLVM 14's LeakSanitizer sometimes crashes in its own stop-the-world tracer
+# at exit ("Tracer caught signal 11") after a test passed (seen in CI on two
+# tests that had run NVRTC). That is the sanitizer failing, not the test:
+# rerun those tests once; any other failure stands.
+if [ "$KIND" = asan ] && grep -q "Tracer caught signal" "$LOG"; then
+  echo "LeakSanitizer's tracer crashed; rerunning the failed tests once"
+  ctest --output-on-failure --rerun-failed --timeout 1500
+  exit $?
+fi
+exit 1
