@@ -37,6 +37,11 @@ namespace codegen {
 namespace {
 constexpr int KeysPerTile = 32;
 constexpr int RowsPerWarp = 2;
+/// Blocks below which the tensor-core kernel halves its rows per block
+/// (about two per SM on an H100's 132).
+constexpr int64_t MinAttentionBlocks = 256;
+/// Static shared memory a block may use.
+constexpr int64_t MaxStaticShared = 48 * 1024;
 constexpr int MaxHeadDim = MaxAttentionHeadDim;
 
 /// Replaces every `$NAME` in Text by its value (longest names first, so
@@ -66,7 +71,8 @@ std::string floatLiteral(double V) {
 }
 
 // The kernel body; $LOAD_Q(x) etc. are replaced by the storage type's load.
-const char *const Body = R"(constexpr int D = $D, DV = $DV, BC = $BC, NW = $NW, RPW = $RPW;
+const char *const Body =
+    R"(constexpr int D = $D, DV = $DV, BC = $BC, NW = $NW, RPW = $RPW;
 constexpr int ROWS = NW * RPW, NT = (DV + 31) / 32;
 __shared__ float ks[BC][D + 1];
 __shared__ float vs[BC][DV];
@@ -168,139 +174,233 @@ for (int rr = 0; rr < RPW; ++rr) {
 })";
 
 // The tensor-core variant (f16/bf16, D a multiple of 16, Dv of 8, both up
-// to 128): 4 warps, each owning 16 query rows; mma.sync m16n8k16 with fp32
-// accumulation computes a warp's 16 x 64 scores from Q fragments held in
+// to 128): NW warps (1, 2 or 4: fewer when the grid would not fill the
+// GPU), each owning 16 query rows; mma.sync m16n8k16 with fp32
+// accumulation computes a warp's 16 x BC scores from Q fragments held in
 // registers and a K tile in shared memory, then P V with the probabilities
 // re-packed from the score accumulators as A fragments (the C layout of
-// m16n8 matches the A layout of m16k16) and V stored transposed in shared
-// memory so B fragments are contiguous pairs. A thread holds rows g and
-// g + 8 of its warp's 16 (g = lane / 4); row max and sum reduce over the
-// four threads of a quad.
-const char *const TensorCoreBody = R"(constexpr int D = $D, DV = $DV, BR = 64, BC = 64;
-constexpr int KP = D + 8, VP = BC + 8, KT = D / 16, NT = BC / 8, OT = DV / 8;
-__shared__ __align__(16) $T ks[BC][KP];
-__shared__ __align__(16) $T vt[DV][VP];
+// m16n8 matches the A layout of m16k16). K and V tiles are double-buffered
+// in shared memory, row-major with 16 bytes of padding per row (ldmatrix's
+// eight row addresses then hit distinct banks): cp.async fetches tile t + 1
+// while tile t is computed, when K's and V's strides allow 16-byte copies.
+// B fragments come from ldmatrix, V's through .trans. A row-invariant mask
+// (a key-padding mask, [B, 1, 1, Sk]) is staged per tile as float, a bool
+// mask as 0 / -inf, which the softmax treats alike. A thread holds rows g
+// and g + 8 of its warp's 16 (g = lane / 4); row max and sum reduce over
+// the four threads of a quad.
+const char *const TensorCoreBody =
+    R"(constexpr int D = $D, DV = $DV, NW = $NW, MB = $MB, BR = 16 * MB * NW, BC = $BC, NTH = NW * 32;
+constexpr int KP = D + 8, VP = DV + 8, KT = D / 16, NT = BC / 8, OT = DV / 8;
+__shared__ __align__(16) $T ks[2][BC][KP];
+__shared__ __align__(16) $T vs[2][BC][VP];
+$MASK_SMEM
 const float ninf = __int_as_float(0xff800000);
+const float l2e = 1.4426950408889634f;
 const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
 const int g = lane >> 2, tq = lane & 3;
 const long long b = blockIdx.z, h = blockIdx.y;
-const long long q0 = (long long)blockIdx.x * BR + warp * 16;
+// This warp's MB blocks of 16 query rows start at q0.
+const long long q0 = (long long)blockIdx.x * BR + warp * 16 * MB;
 const long long kh = h / $GROUP;
 const long long qbase = $QOFF + b * $QSB + h * $QSH;
 const long long kbase = $KOFF + b * $KSB + kh * $KSH;
 const long long vbase = $VOFF + b * $VSB + kh * $VSH;
 const long long obase = b * $OSB + h * $OSH;
-// Q fragments of rows q0 + g and q0 + g + 8, all of D.
-unsigned qa[KT][4];
-#pragma unroll
-for (int kk = 0; kk < KT; ++kk)
-#pragma unroll
-  for (int r = 0; r < 4; ++r) {
-    const long long i = q0 + g + (r & 1) * 8;
-    const int d = kk * 16 + (r >> 1) * 8 + tq * 2;
-    qa[kk][r] = i < $SQ ? *(const unsigned *)&in0[qbase + i * $QSS + d] : 0u;
-  }
-float m[2] = {ninf, ninf}, l[2] = {0.f, 0.f}, o[OT][4];
-#pragma unroll
-for (int t = 0; t < OT; ++t) o[t][0] = o[t][1] = o[t][2] = o[t][3] = 0.f;
+// Keys past the block's last row take no part in a causal block.
 const long long block_end = (long long)blockIdx.x * BR + BR;
 const long long kv_end = $CAUSAL ? (block_end < $SK ? block_end : $SK) : $SK;
-for (long long t0 = 0; t0 < kv_end; t0 += BC) {
-  __syncthreads();
-  for (int x = tid; x < BC * (D / 2); x += 128) {
-    const int jj = x / (D / 2), dp = x % (D / 2);
-    const long long j = t0 + jj;
-    *($T2 *)&ks[jj][2 * dp] = j < $SK ? *(const $T2 *)&in1[kbase + j * $KSS + 2 * dp] : $ZERO2;
+const int ntiles = (int)((kv_end + BC - 1) / BC);
+auto load_tile = [&](int buf, long long t0) {
+$LOAD_TILE
+};
+// The first K/V tile is in flight while Q is read.
+if (ntiles > 0) load_tile(0, 0);
+// Q fragments of rows q0 + 16 mb + g and + 8, all of D.
+unsigned qa[MB][KT][4];
+#pragma unroll
+for (int mb = 0; mb < MB; ++mb)
+#pragma unroll
+  for (int kk = 0; kk < KT; ++kk)
+#pragma unroll
+    for (int r = 0; r < 4; ++r) {
+      const long long i = q0 + mb * 16 + g + (r & 1) * 8;
+      const int d = kk * 16 + (r >> 1) * 8 + tq * 2;
+      qa[mb][kk][r] = i < $SQ ? *(const unsigned *)&in0[qbase + i * $QSS + d] : 0u;
+    }
+float m[MB][2], l[MB][2], o[MB][OT][4];
+#pragma unroll
+for (int mb = 0; mb < MB; ++mb) {
+  m[mb][0] = m[mb][1] = ninf;
+  l[mb][0] = l[mb][1] = 0.f;
+#pragma unroll
+  for (int t = 0; t < OT; ++t) o[mb][t][0] = o[mb][t][1] = o[mb][t][2] = o[mb][t][3] = 0.f;
+}
+for (int tile = 0; tile < ntiles; ++tile) {
+  const int buf = tile & 1;
+  const long long t0 = (long long)tile * BC;
+  if (tile + 1 < ntiles) {
+    load_tile(buf ^ 1, t0 + BC);
+    solder_cp_wait1();
+  } else {
+    solder_cp_wait0();
   }
-  for (int x = tid; x < BC * (DV / 2); x += 128) {
-    const int jj = x / (DV / 2), dp = x % (DV / 2);
-    const long long j = t0 + jj;
-    const $T2 v2 = j < $SK ? *(const $T2 *)&in2[vbase + j * $VSS + 2 * dp] : $ZERO2;
-    vt[2 * dp][jj] = v2.x;
-    vt[2 * dp + 1][jj] = v2.y;
-  }
   __syncthreads();
-  float c[NT][4];
+  // Keys of this tile past Sk, and (causal) past the warp's first row,
+  // need the per-score check; interior tiles skip it.
+  const int kv_lim = $SK - t0 < BC ? (int)($SK - t0) : BC;
+  const bool edge = kv_lim < BC || ($CAUSAL && t0 + BC - 1 > q0);
+  float c[MB][NT][4];
 #pragma unroll
   for (int nt = 0; nt < NT; ++nt) {
-    c[nt][0] = c[nt][1] = c[nt][2] = c[nt][3] = 0.f;
 #pragma unroll
-    for (int kk = 0; kk < KT; ++kk) {
-      const unsigned b0 = *(const unsigned *)&ks[nt * 8 + g][kk * 16 + tq * 2];
-      const unsigned b1 = *(const unsigned *)&ks[nt * 8 + g][kk * 16 + 8 + tq * 2];
-      solder_mma16816(c[nt], qa[kk], b0, b1);
+    for (int mb = 0; mb < MB; ++mb)
+      c[mb][nt][0] = c[mb][nt][1] = c[mb][nt][2] = c[mb][nt][3] = 0.f;
+#pragma unroll
+    for (int kk = 0; kk < KT; kk += 2) {
+      if (kk + 1 < KT) {
+        unsigned r[4];
+        solder_ldm_x4(r, &ks[buf][nt * 8 + (lane & 7)][kk * 16 + (lane >> 3) * 8]);
+#pragma unroll
+        for (int mb = 0; mb < MB; ++mb) {
+          solder_mma16816(c[mb][nt], qa[mb][kk], r[0], r[1]);
+          solder_mma16816(c[mb][nt], qa[mb][kk + 1], r[2], r[3]);
+        }
+      } else {
+        unsigned r[2];
+        solder_ldm_x2(r, &ks[buf][nt * 8 + (lane & 7)][kk * 16 + ((lane >> 3) & 1) * 8]);
+#pragma unroll
+        for (int mb = 0; mb < MB; ++mb)
+          solder_mma16816(c[mb][nt], qa[mb][kk], r[0], r[1]);
+      }
     }
   }
-  // Scale, mask and the online-softmax update, per row slot r (row g + 8r).
+  // Scale, mask and the online-softmax update, per row (mb, r): row
+  // 16 mb + g + 8 r of the warp's.
+#pragma unroll
+  for (int mb = 0; mb < MB; ++mb)
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
-    const long long i = q0 + g + r * 8;
+    const int ir = mb * 16 + g + r * 8; // row within the warp's rows
     float mx = ninf;
 #pragma unroll
     for (int nt = 0; nt < NT; ++nt)
 #pragma unroll
       for (int e = 0; e < 2; ++e) {
-        const long long j = t0 + nt * 8 + tq * 2 + e;
-        bool valid = i < $SQ && j < $SK && (!$CAUSAL || j <= i);
+        const int jj = nt * 8 + tq * 2 + e;
+        const long long i = q0 + ir, j = t0 + jj;
+        bool valid = true;
+        if (edge) valid = jj < kv_lim && (!$CAUSAL || j <= i);
+        $ROW_CHECK
         $BOOL_MASK
         float s = ninf;
-        if (valid) s = c[nt][r * 2 + e] * $SCALE$ADD_MASK;
-        c[nt][r * 2 + e] = s;
+        if (valid) s = c[mb][nt][r * 2 + e] * $SCALE$ADD_MASK;
+        c[mb][nt][r * 2 + e] = s;
         mx = fmaxf(mx, s);
       }
     mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
     mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-    const float mn = fmaxf(m[r], mx);
+    const float mn = fmaxf(m[mb][r], mx);
     // exp(-inf - -inf) would be NaN: nothing seen yet keeps factor 1.
-    const float corr = mn == ninf ? 1.f : expf(m[r] - mn);
+    const float corr = mn == ninf ? 1.f : exp2f((m[mb][r] - mn) * l2e);
     float sum = 0.f;
 #pragma unroll
     for (int nt = 0; nt < NT; ++nt)
 #pragma unroll
       for (int e = 0; e < 2; ++e) {
-        const float s = c[nt][r * 2 + e];
-        const float p = s == ninf ? 0.f : expf(s - mn);
-        c[nt][r * 2 + e] = p;
+        const float s = c[mb][nt][r * 2 + e];
+        const float p = s == ninf ? 0.f : exp2f((s - mn) * l2e);
+        c[mb][nt][r * 2 + e] = p;
         sum += p;
       }
-    l[r] = l[r] * corr + sum; // this thread's columns; the quad sums at the end
-    m[r] = mn;
+    l[mb][r] = l[mb][r] * corr + sum; // this thread's columns; the quad sums at the end
+    m[mb][r] = mn;
 #pragma unroll
     for (int t = 0; t < OT; ++t) {
-      o[t][r * 2] *= corr;
-      o[t][r * 2 + 1] *= corr;
+      o[mb][t][r * 2] *= corr;
+      o[mb][t][r * 2 + 1] *= corr;
     }
   }
-  // O += P V, 16 keys at a time.
+  // O += P V, 16 keys at a time; each V fragment serves the MB row blocks.
 #pragma unroll
   for (int kc = 0; kc < BC / 16; ++kc) {
-    unsigned pa[4];
-    pa[0] = $PACK(c[2 * kc][0], c[2 * kc][1]);
-    pa[1] = $PACK(c[2 * kc][2], c[2 * kc][3]);
-    pa[2] = $PACK(c[2 * kc + 1][0], c[2 * kc + 1][1]);
-    pa[3] = $PACK(c[2 * kc + 1][2], c[2 * kc + 1][3]);
+    unsigned pa[MB][4];
 #pragma unroll
-    for (int t = 0; t < OT; ++t) {
-      const unsigned b0 = *(const unsigned *)&vt[t * 8 + g][kc * 16 + tq * 2];
-      const unsigned b1 = *(const unsigned *)&vt[t * 8 + g][kc * 16 + 8 + tq * 2];
-      solder_mma16816(o[t], pa, b0, b1);
+    for (int mb = 0; mb < MB; ++mb) {
+      pa[mb][0] = $PACK(c[mb][2 * kc][0], c[mb][2 * kc][1]);
+      pa[mb][1] = $PACK(c[mb][2 * kc][2], c[mb][2 * kc][3]);
+      pa[mb][2] = $PACK(c[mb][2 * kc + 1][0], c[mb][2 * kc + 1][1]);
+      pa[mb][3] = $PACK(c[mb][2 * kc + 1][2], c[mb][2 * kc + 1][3]);
+    }
+    const int vrow = kc * 16 + ((lane >> 3) & 1) * 8 + (lane & 7);
+#pragma unroll
+    for (int t = 0; t < OT; t += 2) {
+      if (t + 1 < OT) {
+        unsigned r[4];
+        solder_ldm_x4_t(r, &vs[buf][vrow][(t + (lane >> 4)) * 8]);
+#pragma unroll
+        for (int mb = 0; mb < MB; ++mb) {
+          solder_mma16816(o[mb][t], pa[mb], r[0], r[1]);
+          solder_mma16816(o[mb][t + 1], pa[mb], r[2], r[3]);
+        }
+      } else {
+        unsigned r[2];
+        solder_ldm_x2_t(r, &vs[buf][vrow][t * 8]);
+#pragma unroll
+        for (int mb = 0; mb < MB; ++mb)
+          solder_mma16816(o[mb][t], pa[mb], r[0], r[1]);
+      }
     }
   }
+  // The next iteration refills the other buffer; this one is refilled
+  // only after every warp is done with it.
+  __syncthreads();
 }
 #pragma unroll
+for (int mb = 0; mb < MB; ++mb)
+#pragma unroll
 for (int r = 0; r < 2; ++r) {
-  float sum = l[r];
+  float sum = l[mb][r];
   sum += __shfl_xor_sync(0xffffffffu, sum, 1);
   sum += __shfl_xor_sync(0xffffffffu, sum, 2);
   const float inv = sum > 0.f ? 1.f / sum : 0.f;
-  const long long i = q0 + g + r * 8;
+  const long long i = q0 + mb * 16 + g + r * 8;
   if (i < $SQ) {
 #pragma unroll
     for (int t = 0; t < OT; ++t)
       *($T2 *)&out0[obase + i * $OSS + t * 8 + tq * 2] =
-          $MAKE2(o[t][r * 2] * inv, o[t][r * 2 + 1] * inv);
+          $MAKE2(o[mb][t][r * 2] * inv, o[mb][t][r * 2 + 1] * inv);
   }
 })";
+
+// Tile loads of the tensor-core body: 16-byte cp.async (zero-filled past
+// Sk) when every K and V stride and offset is a multiple of 8 elements,
+// else 4-byte loads (the strides are always even: see
+// isReadThroughByAttention).
+const char *const AsyncTileLoad =
+    R"(  for (int x = tid; x < BC * (D / 8); x += NTH) {
+    const int jj = x / (D / 8), dc = (x % (D / 8)) * 8;
+    const long long j = t0 + jj;
+    solder_cp16(&ks[buf][jj][dc], &in1[kbase + (j < $SK ? j : 0) * $KSS + dc], j < $SK);
+  }
+  for (int x = tid; x < BC * (DV / 8); x += NTH) {
+    const int jj = x / (DV / 8), dc = (x % (DV / 8)) * 8;
+    const long long j = t0 + jj;
+    solder_cp16(&vs[buf][jj][dc], &in2[vbase + (j < $SK ? j : 0) * $VSS + dc], j < $SK);
+  }
+$MASK_LOAD
+  solder_cp_commit();)";
+const char *const PlainTileLoad =
+    R"(  for (int x = tid; x < BC * (D / 2); x += NTH) {
+    const int jj = x / (D / 2), dc = (x % (D / 2)) * 2;
+    const long long j = t0 + jj;
+    *(unsigned *)&ks[buf][jj][dc] = j < $SK ? *(const unsigned *)&in1[kbase + j * $KSS + dc] : 0u;
+  }
+  for (int x = tid; x < BC * (DV / 2); x += NTH) {
+    const int jj = x / (DV / 2), dc = (x % (DV / 2)) * 2;
+    const long long j = t0 + jj;
+    *(unsigned *)&vs[buf][jj][dc] = j < $SK ? *(const unsigned *)&in2[vbase + j * $VSS + dc] : 0u;
+  }
+$MASK_LOAD)";
 
 /// Where the kernel reads Attention operand I from: the operand itself
 /// (row-major), or, for a Slice or Split it reads through, that node's
@@ -352,7 +452,8 @@ OperandRead operandRead(const Node &Attn, unsigned I) {
 }
 
 /// The tensor-core body's helpers: a float pair packed as the 32-bit
-/// register mma.sync takes, and D += A B for one m16n8k16 tile.
+/// register mma.sync takes, D += A B for one m16n8k16 tile, ldmatrix (x4
+/// and x2, plain and transposed) and cp.async of 16 bytes (all sm_80+).
 const char *const MmaHelpers =
     R"(__device__ __forceinline__ unsigned solder_pack2(float a, float b) {
   $T2 v = $MAKE2(a, b);
@@ -364,6 +465,40 @@ __device__ __forceinline__ void solder_mma16816(float (&d)[4], const unsigned (&
                "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
                : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+__device__ __forceinline__ unsigned solder_smem(const void *p) {
+  unsigned a;
+  asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(a) : "l"(p));
+  return a;
+}
+__device__ __forceinline__ void solder_ldm_x4(unsigned (&r)[4], const void *p) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(solder_smem(p)));
+}
+__device__ __forceinline__ void solder_ldm_x2(unsigned (&r)[2], const void *p) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0,%1}, [%2];"
+               : "=r"(r[0]), "=r"(r[1]) : "r"(solder_smem(p)));
+}
+__device__ __forceinline__ void solder_ldm_x4_t(unsigned (&r)[4], const void *p) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(solder_smem(p)));
+}
+__device__ __forceinline__ void solder_ldm_x2_t(unsigned (&r)[2], const void *p) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0,%1}, [%2];"
+               : "=r"(r[0]), "=r"(r[1]) : "r"(solder_smem(p)));
+}
+__device__ __forceinline__ void solder_cp16(void *dst, const void *src, bool full) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
+               :: "r"(solder_smem(dst)), "l"(src), "r"(full ? 16 : 0) : "memory");
+}
+__device__ __forceinline__ void solder_cp_commit() {
+  asm volatile("cp.async.commit_group;" ::: "memory");
+}
+__device__ __forceinline__ void solder_cp_wait1() {
+  asm volatile("cp.async.wait_group 1;" ::: "memory");
+}
+__device__ __forceinline__ void solder_cp_wait0() {
+  asm volatile("cp.async.wait_group 0;" ::: "memory");
 })";
 
 /// Whether the tensor-core body takes this attention.
@@ -382,21 +517,42 @@ llvm::Error emitAttention(KernelBuilder &B) {
   DType T = N.operand(0)->dtype();
   if (T != DType::F32 && T != DType::F16 && T != DType::BF16)
     return nodeError(N, "the generated attention kernel takes f32, f16 or "
-                        "bf16, not " + dtypeName(T));
+                        "bf16, not " +
+                            dtypeName(T));
   if (S.HeadDim > MaxHeadDim || S.VHeadDim > MaxHeadDim || S.HeadDim < 1 ||
       S.VHeadDim < 1)
     return nodeError(N, "the generated attention kernel takes head dims 1 "
-                        "to " + llvm::Twine(MaxHeadDim) + ", got " +
-                        llvm::Twine(S.HeadDim) + " and " +
-                        llvm::Twine(S.VHeadDim));
+                        "to " +
+                            llvm::Twine(MaxHeadDim) + ", got " +
+                            llvm::Twine(S.HeadDim) + " and " +
+                            llvm::Twine(S.VHeadDim));
   if (!std::isfinite(S.Scale))
     return nodeError(N, "the attention scale is not finite");
-  bool Tc = useTensorCores(S, T) && B.opts().BlockSize >= 128;
-  unsigned Warps = Tc ? 4 : std::min(B.opts().BlockSize / 32, 8u);
-  int64_t Rows = Tc ? 64 : int64_t(Warps) * RowsPerWarp;
-  int64_t Blocks = (S.QLen + Rows - 1) / Rows;
   if (S.QHeads < 1 || S.Batch < 1)
     return nodeError(N, "attention over an empty batch or no heads");
+  bool Tc = useTensorCores(S, T) && B.opts().BlockSize >= 128 &&
+            B.opts().SmVersion >= 80;
+  unsigned Warps = Tc ? 4 : std::min(B.opts().BlockSize / 32, 8u);
+  int64_t Rows = Tc ? 64 : int64_t(Warps) * RowsPerWarp;
+  // Tensor cores: each warp owns two blocks of 16 rows (every K and V
+  // fragment it loads serves both) while the grid still fills the GPU;
+  // a grid of few blocks leaves most SMs idle (BERT at batch 1: 2 x 12
+  // blocks of 64 rows), so then one block of 16 rows per warp and fewer
+  // warps per block, each block streaming K and V itself.
+  unsigned RowBlocks = 1;
+  auto GridBlocks = [&](int64_t R) {
+    return (S.QLen + R - 1) / R * S.QHeads * S.Batch;
+  };
+  if (Tc && GridBlocks(2 * Rows) >= MinAttentionBlocks) {
+    RowBlocks = 2;
+    Rows *= 2;
+  }
+  while (Tc && RowBlocks == 1 && Warps > 1 &&
+         GridBlocks(Rows) < MinAttentionBlocks) {
+    Warps /= 2;
+    Rows /= 2;
+  }
+  int64_t Blocks = (S.QLen + Rows - 1) / Rows;
   if (S.QHeads > 65535 || S.Batch > 65535 || Blocks > (int64_t(1) << 31) - 1)
     return nodeError(N, "too many heads, sequences or query rows for one "
                         "attention launch");
@@ -412,18 +568,15 @@ llvm::Error emitAttention(KernelBuilder &B) {
   if (HasMask)
     B.addInput(N.operand(3));
   AttentionGroup Group = attentionGroup(N);
-  B.describeGroup(Group.Id, std::move(Group.Members),
-                  "flash attention (" +
-                      std::string(Tc ? "tensor cores" : "SIMT") + ") " +
-                      std::string(S.ThreeD ? "3-D" : "4-D") +
-                      " B=" + std::to_string(S.Batch) +
-                      " Hq=" + std::to_string(S.QHeads) +
-                      " Hkv=" + std::to_string(S.KvHeads) +
-                      " Sq=" + std::to_string(S.QLen) +
-                      " Sk=" + std::to_string(S.KvLen) +
-                      " D=" + std::to_string(S.HeadDim) +
-                      " Dv=" + std::to_string(S.VHeadDim) + " " +
-                      dtypeName(T).str());
+  B.describeGroup(
+      Group.Id, std::move(Group.Members),
+      "flash attention (" + std::string(Tc ? "tensor cores" : "SIMT") + ") " +
+          std::string(S.ThreeD ? "3-D" : "4-D") +
+          " B=" + std::to_string(S.Batch) + " Hq=" + std::to_string(S.QHeads) +
+          " Hkv=" + std::to_string(S.KvHeads) +
+          " Sq=" + std::to_string(S.QLen) + " Sk=" + std::to_string(S.KvLen) +
+          " D=" + std::to_string(S.HeadDim) +
+          " Dv=" + std::to_string(S.VHeadDim) + " " + dtypeName(T).str());
   auto QS = S.strides(S.QHeads, S.QLen, S.HeadDim);
   auto KS = S.strides(S.KvHeads, S.KvLen, S.HeadDim);
   auto VS = S.strides(S.KvHeads, S.KvLen, S.VHeadDim);
@@ -435,15 +588,14 @@ llvm::Error emitAttention(KernelBuilder &B) {
     }
   auto OS = S.outStrides();
   auto L = [](int64_t V) { return std::to_string(V) + "LL"; };
-  std::string MaskIndex = "in3[b * " + L(S.MaskStrides[0]) + " + h * " +
-                          L(S.MaskStrides[1]) + " + i * " +
-                          L(S.MaskStrides[2]) + " + j * " +
-                          L(S.MaskStrides[3]) + "]";
+  std::string MaskIndex =
+      "in3[b * " + L(S.MaskStrides[0]) + " + h * " + L(S.MaskStrides[1]) +
+      " + i * " + L(S.MaskStrides[2]) + " + j * " + L(S.MaskStrides[3]) + "]";
   std::string BoolMask, AddMask;
   if (S.Mask == AttentionSpec::MaskKind::Bool)
     BoolMask = "if (valid) valid = " + MaskIndex + " != 0;";
   else if (S.Mask == AttentionSpec::MaskKind::Additive)
-    AddMask = " + " + loadExpr(T, MaskIndex);
+    AddMask = " + " + loadExpr(N.operand(3)->dtype(), MaskIndex);
   std::string Load = T == DType::F16    ? "__half2float"
                      : T == DType::BF16 ? "__bfloat162float"
                                         : "";
@@ -453,47 +605,85 @@ llvm::Error emitAttention(KernelBuilder &B) {
   bool Half = T == DType::F16;
   std::string T2 = Half ? "__half2" : "__nv_bfloat162";
   std::string Make2 = Half ? "__floats2half2_rn" : "__floats2bfloat162_rn";
+  // The tensor-core body: 64 keys per tile where two buffers of K and V
+  // fit the static shared memory, else 32; 16-byte copies where aligned.
+  int64_t TcKeys =
+      256 * (S.HeadDim + S.VHeadDim + 16) + 512 <= MaxStaticShared ? 64 : 32;
+  auto Aligned8 = [](const std::array<int64_t, 4> &St, int64_t Off) {
+    return Off % 8 == 0 && St[0] % 8 == 0 && St[1] % 8 == 0 && St[2] % 8 == 0;
+  };
+  bool AsyncCopy = S.HeadDim % 8 == 0 && S.VHeadDim % 8 == 0 &&
+                   Aligned8(KS, Reads[1].Offset) &&
+                   Aligned8(VS, Reads[2].Offset);
+  // A mask that does not vary along the query rows is staged per tile.
+  bool StageMask = Tc && HasMask && S.MaskStrides[2] == 0;
+  std::string MaskSmem, MaskLoad;
+  if (StageMask) {
+    MaskSmem = "__shared__ float mk[2][BC];";
+    std::string RowIndex = "in3[b * " + L(S.MaskStrides[0]) + " + h * " +
+                           L(S.MaskStrides[1]) + " + j * " +
+                           L(S.MaskStrides[3]) + "]";
+    std::string Value =
+        S.Mask == AttentionSpec::MaskKind::Bool
+            ? "(" + RowIndex + " != 0 ? 0.f : __int_as_float(0xff800000))"
+            : loadExpr(N.operand(3)->dtype(), RowIndex);
+    MaskLoad = "  for (int x = tid; x < BC; x += NTH) {\n"
+               "    const long long j = t0 + x;\n"
+               "    mk[buf][x] = j < $SK ? " +
+               Value + " : 0.f;\n  }";
+    BoolMask.clear();
+    AddMask = " + mk[buf][jj]";
+  }
+  // A mask read per score must not be read past the last query row.
+  std::string RowCheck =
+      Tc && HasMask && !StageMask ? "valid = valid && i < $SQ;" : "";
   if (Tc)
-    P.declare("attention_mma", substitute(MmaHelpers, {{"T2", T2},
-                                                       {"MAKE2", Make2},
-                                                       {"MMA", Half ? "f16"
-                                                                    : "bf16"}}));
-  std::string Text = substitute(
-      Tc ? TensorCoreBody : Body,
-      {{"D", std::to_string(S.HeadDim)},
-             {"T", P.storageType(T)},
-             {"T2", T2},
-             {"ZERO2", Make2 + "(0.f, 0.f)"},
-             {"PACK", "solder_pack2"},
-             {"MAKE2", Make2},
-             {"DV", std::to_string(S.VHeadDim)},
-             {"BC", std::to_string(KeysPerTile)},
-             {"NW", std::to_string(Warps)},
-             {"RPW", std::to_string(RowsPerWarp)},
-             {"GROUP", L(S.QHeads / S.KvHeads)},
-             {"QOFF", L(Reads[0].Offset)},
-             {"KOFF", L(Reads[1].Offset)},
-             {"VOFF", L(Reads[2].Offset)},
-             {"QSB", L(QS[0])},
-             {"QSH", L(QS[1])},
-             {"QSS", L(QS[2])},
-             {"KSB", L(KS[0])},
-             {"KSH", L(KS[1])},
-             {"KSS", L(KS[2])},
-             {"VSB", L(VS[0])},
-             {"VSH", L(VS[1])},
-             {"VSS", L(VS[2])},
-             {"OSB", L(OS[0])},
-             {"OSH", L(OS[1])},
-             {"OSS", L(OS[2])},
-             {"SQ", L(S.QLen)},
-             {"SK", L(S.KvLen)},
-             {"SCALE", floatLiteral(S.Scale)},
-             {"CAUSAL", S.Causal ? "true" : "false"},
-             {"BOOL_MASK", BoolMask},
-             {"ADD_MASK", AddMask},
-             {"LOAD", Load},
-             {"STORE", Store}});
+    P.declare("attention_mma",
+              substitute(MmaHelpers, {{"T2", T2},
+                                      {"MAKE2", Make2},
+                                      {"MMA", Half ? "f16" : "bf16"}}));
+  std::string Text =
+      Tc ? substitute(TensorCoreBody,
+                      {{"LOAD_TILE", AsyncCopy ? AsyncTileLoad : PlainTileLoad},
+                       {"MASK_SMEM", MaskSmem}})
+         : std::string(Body);
+  Text = substitute(Text, {{"MASK_LOAD", MaskLoad}, {"ROW_CHECK", RowCheck}});
+  Text = substitute(std::move(Text),
+                    {{"D", std::to_string(S.HeadDim)},
+                     {"T", P.storageType(T)},
+                     {"T2", T2},
+                     {"ZERO2", Make2 + "(0.f, 0.f)"},
+                     {"PACK", "solder_pack2"},
+                     {"MAKE2", Make2},
+                     {"DV", std::to_string(S.VHeadDim)},
+                     {"BC", std::to_string(Tc ? TcKeys : KeysPerTile)},
+                     {"NW", std::to_string(Warps)},
+                     {"MB", std::to_string(RowBlocks)},
+                     {"RPW", std::to_string(RowsPerWarp)},
+                     {"GROUP", L(S.QHeads / S.KvHeads)},
+                     {"QOFF", L(Reads[0].Offset)},
+                     {"KOFF", L(Reads[1].Offset)},
+                     {"VOFF", L(Reads[2].Offset)},
+                     {"QSB", L(QS[0])},
+                     {"QSH", L(QS[1])},
+                     {"QSS", L(QS[2])},
+                     {"KSB", L(KS[0])},
+                     {"KSH", L(KS[1])},
+                     {"KSS", L(KS[2])},
+                     {"VSB", L(VS[0])},
+                     {"VSH", L(VS[1])},
+                     {"VSS", L(VS[2])},
+                     {"OSB", L(OS[0])},
+                     {"OSH", L(OS[1])},
+                     {"OSS", L(OS[2])},
+                     {"SQ", L(S.QLen)},
+                     {"SK", L(S.KvLen)},
+                     {"SCALE", floatLiteral(S.Scale)},
+                     {"CAUSAL", S.Causal ? "true" : "false"},
+                     {"BOOL_MASK", BoolMask},
+                     {"ADD_MASK", AddMask},
+                     {"LOAD", Load},
+                     {"STORE", Store}});
   auto Kernel = B.beginKernel();
   llvm::StringRef Rest = Text;
   while (!Rest.empty()) {
@@ -513,8 +703,8 @@ bool isReadThroughByAttention(const Node &N) {
   if (N.kind() != OpKind::Slice && N.kind() != OpKind::Split)
     return false;
   for (const Value *R : N.results()) {
-    if (!R || !R->type().isStatic() || R->type().rank() != 3 ||
-        !R->hasUses() || (N.graph() && N.graph()->isOutput(R)))
+    if (!R || !R->type().isStatic() || R->type().rank() != 3 || !R->hasUses() ||
+        (N.graph() && N.graph()->isOutput(R)))
       return false;
     for (const Use &U : R->uses())
       if (U.User->kind() != OpKind::Attention || U.OperandIndex > 2 ||

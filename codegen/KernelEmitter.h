@@ -38,6 +38,9 @@ struct CodegenOptions {
   /// Use 64-bit index arithmetic even when every tensor is small enough for
   /// 32-bit (for testing the wide path).
   bool Force64BitIndex = false;
+  /// Compute capability the kernels target (sm_XY as XY): tensor-core
+  /// paths (mma.sync m16n8k16, ldmatrix, cp.async) need 80 or more.
+  unsigned SmVersion = 90;
   /// Test only: the kernel of the fused group with this id adds a small
   /// error to its first output (see `solder compare`).
   int64_t PerturbGroupId = -1;

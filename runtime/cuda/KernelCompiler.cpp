@@ -13,6 +13,13 @@ Expected<std::vector<GeneratedKernel>>
 generateKernels(const Graph &G, StringRef Arch, int64_t PerturbGroupId) {
   CodegenOptions Opts;
   Opts.PerturbGroupId = PerturbGroupId;
+  // "sm_90" / "sm_90a" / "compute_90": the digits after the underscore.
+  unsigned Sm = 0;
+  StringRef Digits = Arch.substr(Arch.find('_') + 1);
+  if (Arch.contains('_') &&
+      !Digits.take_while([](char C) { return C >= '0' && C <= '9'; })
+           .getAsInteger(10, Sm))
+    Opts.SmVersion = Sm;
   return emitGraphKernels(G, Opts);
 }
 

@@ -43,7 +43,8 @@ TEST(AttentionEmitter, ThreeDimensionalGroupedHeadsWithAdditiveMask) {
   EXPECT_TRUE(contains(S, "in0[qbase + i * 64LL + d]) * 0.25f")) << S;
   EXPECT_TRUE(contains(S, "in1[kbase + j * 32LL + d]")) << S;
   EXPECT_TRUE(contains(S, "s = dot + in3[b * 9LL + h * 0LL + i * 0LL + j * "
-                          "1LL];")) << S;
+                          "1LL];"))
+      << S;
   EXPECT_EQ(K.Grid, (std::array<unsigned, 3>{1, 4, 2}));
   EXPECT_EQ(K.Block, (std::array<unsigned, 3>{256, 1, 1}));
   EXPECT_EQ(K.Inputs.size(), 4u);
@@ -61,9 +62,59 @@ TEST(AttentionEmitter, BoolMaskAndCausalLimitTheKeys) {
   // f16 with D % 16 == 0: the tensor-core body.
   EXPECT_TRUE(contains(S, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"))
       << S;
-  EXPECT_TRUE(contains(S, "__floats2half2_rn(o[t][r * 2] * inv")) << S;
-  EXPECT_EQ(onlyKernel(*G).Block, (std::array<unsigned, 3>{128, 1, 1}));
-  EXPECT_EQ(onlyKernel(*G).Grid, (std::array<unsigned, 3>{1, 2, 1}));
+  EXPECT_TRUE(contains(S, "__floats2half2_rn(o[mb][t][r * 2] * inv")) << S;
+  // A [40, 40] mask varies along the rows: read per score, not staged.
+  EXPECT_FALSE(contains(S, "mk[buf]")) << S;
+  // Two heads of 40 rows would be 2 blocks of 64 rows: one warp (16 rows)
+  // per block instead.
+  EXPECT_EQ(onlyKernel(*G).Block, (std::array<unsigned, 3>{32, 1, 1}));
+  EXPECT_EQ(onlyKernel(*G).Grid, (std::array<unsigned, 3>{3, 2, 1}));
+}
+
+TEST(AttentionEmitter, KeyPaddingMasksAreStagedPerTile) {
+  // BERT's additive [B, 1, 1, S] mask and a bool one: one value per key,
+  // staged in shared memory with the K and V tile (a bool as 0 / -inf).
+  auto Add = solder::testing::parseBody(
+      body("f16", "[32,12,128,64]", "[32,12,128,64]", "f16[32,1,1,128]", ""));
+  auto Bool = solder::testing::parseBody(
+      body("bf16", "[2,12,128,64]", "[2,12,128,64]", "bool[2,1,1,128]", ""));
+  ASSERT_TRUE(Add && Bool);
+  GeneratedKernel K = onlyKernel(*Add);
+  std::string S = K.Source;
+  EXPECT_TRUE(contains(S, "__shared__ float mk[2][BC];")) << S;
+  EXPECT_TRUE(contains(S, "mk[buf][x] = j < 128LL ? __half2float(in3[b * "
+                          "128LL + h * 0LL + j * 1LL]) : 0.f;"))
+      << S;
+  EXPECT_TRUE(contains(S, "s = c[mb][nt][r * 2 + e] * 0.125f + mk[buf][jj];"))
+      << S;
+  // Contiguous K and V: 16-byte asynchronous copies, 64 keys per tile.
+  EXPECT_TRUE(contains(S, "cp.async.cg.shared.global")) << S;
+  EXPECT_TRUE(contains(S, "solder_cp16(&ks[buf][jj][dc]")) << S;
+  EXPECT_TRUE(contains(S, "BC = 64, NTH")) << S;
+  // 12 x 32 blocks of 128 rows fill the GPU: 4 warps of two 16-row
+  // blocks each.
+  EXPECT_TRUE(contains(S, "NW = 4, MB = 2")) << S;
+  EXPECT_EQ(K.Block, (std::array<unsigned, 3>{128, 1, 1}));
+  EXPECT_EQ(K.Grid, (std::array<unsigned, 3>{1, 12, 32}));
+  S = onlyKernel(*Bool).Source;
+  EXPECT_TRUE(contains(S, "!= 0 ? 0.f : __int_as_float(0xff800000)")) << S;
+  EXPECT_FALSE(contains(S, "if (valid) valid = in3[")) << S;
+}
+
+TEST(AttentionEmitter, WideHeadsTakeShorterTilesAndOldGpusTheSimtBody) {
+  // D = 128: two buffers of 64 keys would pass 48 KiB of shared memory.
+  auto Wide = solder::testing::parseBody(
+      body("f16", "[1,8,256,128]", "[1,8,256,128]", "", ""));
+  ASSERT_TRUE(Wide);
+  EXPECT_TRUE(contains(onlyKernel(*Wide).Source, "BC = 32, NTH"));
+  // Below sm_80 there is no m16n8k16, ldmatrix or cp.async.
+  CodegenOptions Old;
+  Old.SmVersion = 75;
+  auto Ks = emitGraphKernels(*Wide, Old);
+  ASSERT_TRUE(bool(Ks)) << llvm::toString(Ks.takeError());
+  ASSERT_EQ(Ks->size(), 1u);
+  EXPECT_TRUE(contains((*Ks)[0].Source, "flash attention (SIMT)"));
+  EXPECT_FALSE(contains((*Ks)[0].Source, "mma.sync"));
 }
 
 TEST(AttentionEmitter, TensorCoresOnlyForHalfTypesAndHeadDimsOfSixteen) {
@@ -99,6 +150,18 @@ TEST(AttentionEmitter, CompilesForEveryTypeAndMask) {
                         "kv_num_heads = 12, q_num_heads = 12"));
   Bodies.push_back(body("bf16", "[1,4,9,40]", "[1,2,9,40]", "bf16[1,1,1,9]",
                         "is_causal = 1"));
+  // Tensor-core shapes: staged masks of both kinds, odd counts of 16-wide
+  // head-dim steps (ldmatrix x2), Dv != D, 32-key tiles.
+  Bodies.push_back(
+      body("f16", "[2,12,77,64]", "[2,12,77,64]", "f16[2,1,1,77]", ""));
+  Bodies.push_back(body("bf16", "[2,4,33,48]", "[2,4,33,48]", "bool[2,1,1,33]",
+                        "is_causal = 1"));
+  Bodies.push_back(body("f16", "[1,2,20,80]", "[1,2,20,80]", "", ""));
+  Bodies.push_back(
+      body("bf16", "[1,2,300,128]", "[1,2,300,128]", "bf16[1,2,300,300]", ""));
+  Bodies.push_back("  input %q : f16[1,2,9,32]\n  input %k : f16[1,2,9,32]\n"
+                   "  input %v : f16[1,2,9,24]\n"
+                   "  %y = Attention(%q, %k, %v) {} @\"attn\"\n  output %y");
   expectEachCompiles(Bodies);
 }
 

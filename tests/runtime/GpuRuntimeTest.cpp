@@ -117,9 +117,8 @@ std::vector<Tensor> referenceOutputs(const ModelCase &C,
 /// Compiles G for this GPU and checks Runs runs on In against the
 /// reference.
 static void expectGpuMatchesReferenceOn(const Graph &G,
-                                        const std::vector<Tensor> &In,
-                                        int Runs, double Tol,
-                                        CompileOptions CO = {}) {
+                                        const std::vector<Tensor> &In, int Runs,
+                                        double Tol, CompileOptions CO = {}) {
   auto Ref = runReference(G, In);
   ASSERT_TRUE(bool(Ref)) << llvm::toString(Ref.takeError());
   auto Copy = parseOrFail(graphToString(G)); // compiling rewrites the graph
@@ -306,9 +305,9 @@ TEST(GpuRuntimeTest, ContractionGroupsMatchReference) {
 
 /// One Attention node over inputs q, k, v (and mask when MaskType is
 /// set), in the 4-D form unless ThreeD.
-static std::string attentionOpGraph(const std::string &T, int64_t B,
-                                    int64_t Hq, int64_t Hkv, int64_t Sq,
-                                    int64_t Sk, int64_t D, bool ThreeD,
+static std::string attentionOpGraph(const std::string &T, int64_t B, int64_t Hq,
+                                    int64_t Hkv, int64_t Sq, int64_t Sk,
+                                    int64_t D, bool ThreeD,
                                     const std::string &MaskType, bool Causal) {
   auto Dims = [&](int64_t H, int64_t S, int64_t X) {
     std::string R = std::to_string(B) + ",";
@@ -323,8 +322,11 @@ static std::string attentionOpGraph(const std::string &T, int64_t B,
   G += "  input %v : " + T + Dims(Hkv, Sk, D) + "\n";
   std::string Mask;
   if (!MaskType.empty()) {
-    G += "  input %mask : " + MaskType + "[" + std::to_string(B) + ",1," +
-         std::to_string(Sq) + "," + std::to_string(Sk) + "]\n";
+    // "key<type>": a key-padding mask [B, 1, 1, Sk], else [B, 1, Sq, Sk].
+    bool Key = MaskType.rfind("key", 0) == 0;
+    G += "  input %mask : " + (Key ? MaskType.substr(3) : MaskType) + "[" +
+         std::to_string(B) + ",1," + std::to_string(Key ? 1 : Sq) + "," +
+         std::to_string(Sk) + "]\n";
     Mask = ", %mask";
   }
   std::string Attrs = "is_causal = " + std::to_string(int(Causal)) +
@@ -359,14 +361,24 @@ TEST(GpuRuntimeTest, AttentionKernelMatchesReference) {
       {1, 2, 2, 33, 65, 96, false, "f32", false},
       {1, 2, 2, 9, 9, 40, false, "", false}, // f16/bf16 SIMT (D % 16 != 0)
       {1, 12, 12, 384, 384, 64, true, "f32", false},
+      // Key-padding masks (staged per tile by the tensor-core kernel):
+      // warps of two 16-row blocks (enough blocks for that), a bool mask
+      // whose last batch sees no key, head dim 48 (an odd count of 16-wide
+      // steps) with Sk > Sq.
+      {24, 12, 12, 128, 128, 64, true, "keyf32", false},
+      {8, 16, 16, 200, 200, 64, false, "", true},
+      {3, 2, 2, 77, 77, 64, false, "keybool", false},
+      {1, 2, 2, 50, 300, 48, false, "keyf32", true},
   };
   for (const Case &C : Cases)
     for (const char *T : {"f32", "f16", "bf16"}) {
       std::string Mask = C.Mask;
       if (Mask == "f32")
         Mask = T;
-      std::string Text = attentionOpGraph(T, C.B, C.Hq, C.Hkv, C.Sq, C.Sk,
-                                          C.D, C.ThreeD, Mask, C.Causal);
+      if (Mask == "keyf32")
+        Mask = "key" + std::string(T);
+      std::string Text = attentionOpGraph(T, C.B, C.Hq, C.Hkv, C.Sq, C.Sk, C.D,
+                                          C.ThreeD, Mask, C.Causal);
       SCOPED_TRACE(Text);
       auto G = parseOrFail(Text);
       ASSERT_TRUE(G);
@@ -374,9 +386,12 @@ TEST(GpuRuntimeTest, AttentionKernelMatchesReference) {
       if (Mask == "bool") // row 3 of each batch sees no key
         for (int64_t I = 0; I < In[3].numElements(); ++I)
           In[3].setDouble(I, (I / C.Sk) % C.Sq == 3 ? 0 : (I % 5 != 0));
+      if (Mask == "keybool") // the last batch sees no key
+        for (int64_t I = 0; I < In[3].numElements(); ++I)
+          In[3].setDouble(I, I / C.Sk == C.B - 1 ? 0 : (I % 5 != 0));
       CompileOptions CO;
       CO.FuseAttention = true;
-      double Tol = std::string(T) == "f32" ? 1e-4
+      double Tol = std::string(T) == "f32"   ? 1e-4
                    : std::string(T) == "f16" ? 1e-2
                                              : 3e-2;
       expectGpuMatchesReferenceOn(*G, In, 2, Tol, CO);
@@ -402,8 +417,8 @@ TEST(GpuRuntimeTest, FusedAttentionModelsMatchTheReference) {
   ASSERT_TRUE(bool(G)) << llvm::toString(G.takeError());
   std::vector<Tensor> In = randomInputs(**G, 7);
   std::vector<Tensor> Ref = referenceOutputs(C, In);
-  for (auto [P, Tol] : {std::pair{Precision::F32, 1e-4},
-                        std::pair{Precision::F16, 1e-2}}) {
+  for (auto [P, Tol] :
+       {std::pair{Precision::F32, 1e-4}, std::pair{Precision::F16, 1e-2}}) {
     SCOPED_TRACE(precisionName(P).str());
     CompileOptions CO = compileOptionsFor(C);
     CO.Prec = P;
