@@ -10,6 +10,7 @@
 #include "ir/FusedGroup.h"
 #include "ir/OpRegistry.h"
 #include "passes/PatternMatch.h"
+#include "llvm/ADT/SetVector.h"
 #include <algorithm>
 #include <array>
 #include <vector>
@@ -132,8 +133,7 @@ Decision matchScores(const Graph &G, Value *Cur, AttentionMatch &M) {
     if (P->kind() == OpKind::Add) {
       // The scores continue through the operand of the scores' type whose
       // own chain reaches Q K^T; the other operand is a mask.
-      Decision Inner =
-          Decision::no("the scores are not a MatMul of Q and K^T");
+      Decision Inner = Decision::no("the scores are not a MatMul of Q and K^T");
       for (unsigned I = 0; I < 2; ++I) {
         Value *S = P->operand(I), *Mask = P->operand(1 - I);
         if (S->type() != ScoreType || !S->producer())
@@ -153,13 +153,20 @@ Decision matchScores(const Graph &G, Value *Cur, AttentionMatch &M) {
       }
       return Inner;
     }
+    if (P->kind() == OpKind::Cast && isFloat(ScoreType.Elem) &&
+        isFloat(P->operand(0)->dtype())) {
+      // fp16 plans widen the scores to fp32 before an Add of a mask kept
+      // in fp32 (precision-conversion); the Attention adds in fp32 anyway.
+      M.Nodes.push_back(P);
+      Cur = P->operand(0);
+      continue;
+    }
     if (P->kind() == OpKind::Reshape) {
       // Swin's shifted windows add their mask to a 5-D view of the scores:
       // a Reshape may regroup the leading dims, keeping heads and rows.
       const Shape &In = P->operand(0)->type().Dims, &Out = ScoreType.Dims;
       bool KeepsRows = In.size() >= 4 && Out.size() >= 4 &&
-                       P->operand(0)->type().isStatic() &&
-                       ScoreType.isStatic();
+                       P->operand(0)->type().isStatic() && ScoreType.isStatic();
       for (unsigned I = 1; KeepsRows && I <= 3; ++I)
         KeepsRows = In[In.size() - I] == Out[Out.size() - I];
       if (!KeepsRows)
@@ -170,7 +177,7 @@ Decision matchScores(const Graph &G, Value *Cur, AttentionMatch &M) {
     }
     if (P->kind() != OpKind::MatMul)
       return Decision::no("the scores are not a MatMul of Q and K^T");
-    if (P->result(0)->type() != M.Softmax->operand(0)->type())
+    if (P->result(0)->type().Dims != M.Softmax->operand(0)->type().Dims)
       return Decision::no("the scores reach the Softmax in another shape");
     M.QK = P;
     M.Nodes.push_back(P);
@@ -195,6 +202,14 @@ Decision matchValues(const Graph &G, AttentionMatch &M) {
   Node *PV = soleUser(G, P);
   if (!PV)
     return Decision::no(SecondUser);
+  // The probabilities of an fp32 softmax narrowed back for the MatMul.
+  if (PV->kind() == OpKind::Cast && isFloat(PV->result(0)->dtype())) {
+    M.Nodes.push_back(PV);
+    P = PV->result(0);
+    PV = soleUser(G, P);
+    if (!PV)
+      return Decision::no(SecondUser);
+  }
   if (PV->kind() != OpKind::MatMul || PV->operand(0) != P)
     return Decision::no("the probabilities do not multiply V");
   Value *V = PV->operand(1);
@@ -276,13 +291,23 @@ Decision matchAttention(const Graph &G, Node &Softmax, AttentionMatch &M) {
     return D;
   if (Decision D = checkHeads(M); !D)
     return D;
+  // The Attention adds a mask of Q's type, f32 or bool (one type for all).
+  DType QType = M.Q.Src->dtype();
+  for (const Value *Mask : M.Masks)
+    if ((Mask->dtype() != QType && Mask->dtype() != DType::F32 &&
+         Mask->dtype() != DType::Bool) ||
+        Mask->dtype() != M.Masks.front()->dtype())
+      return Decision::no("the masks are not all of Q's type, f32 or bool");
+  if (M.Q.Src->dtype() != M.K.Src->dtype() ||
+      M.Q.Src->dtype() != M.V.Src->dtype())
+    return Decision::no("Q, K and V are not of one type");
   return checkCollapsible(M);
 }
 
 /// Reshape(V, To) inserted before Pos: its result named V.<Suffix>, its
 /// shape constant V.<Suffix>.shape.
-Value *reshapeBefore(Graph &G, Node *Pos, Value *V,
-                     llvm::ArrayRef<int64_t> To, llvm::StringRef Suffix) {
+Value *reshapeBefore(Graph &G, Node *Pos, Value *V, llvm::ArrayRef<int64_t> To,
+                     llvm::StringRef Suffix) {
   Tensor Dims(DType::I64, {int64_t(To.size())});
   for (size_t I = 0; I < To.size(); ++I)
     Dims.mutableData<int64_t>()[I] = To[I];
@@ -323,7 +348,109 @@ Value *materialize(Graph &G, Node *Pos, const View &V) {
   return T->result(0);
 }
 
-llvm::Error rewrite(Graph &G, AttentionMatch &M, int64_t Id) {
+/// Whether V broadcasts along the query rows (dim -2 of a 4-D mask).
+bool rowInvariant(const Value *V) {
+  const Shape &D = V->type().Dims;
+  return D.size() < 2 ||
+         (D[D.size() - 2].isStatic() && D[D.size() - 2].size() == 1);
+}
+
+/// A constant of rank 2 or more whose values do not change along dim -2:
+/// its first row, as a new constant (else null).
+Value *firstRowIfUniform(Graph &G, Value *V) {
+  const Tensor &C = *V->constant();
+  llvm::ArrayRef<int64_t> D = C.dims();
+  unsigned R = D.size();
+  if (R < 2 || D[R - 2] == 0)
+    return nullptr;
+  int64_t Rows = D[R - 2], Inner = D[R - 1],
+          Outer = C.numElements() / std::max<int64_t>(Rows * Inner, 1);
+  for (int64_t O = 0; O < Outer; ++O)
+    for (int64_t I = 1; I < Rows; ++I)
+      for (int64_t J = 0; J < Inner; ++J)
+        if (C.getDouble((O * Rows + I) * Inner + J) !=
+            C.getDouble(O * Rows * Inner + J))
+          return nullptr;
+  std::vector<int64_t> Dims(D.begin(), D.end());
+  Dims[R - 2] = 1;
+  Tensor T(C.dtype(), Dims);
+  for (int64_t O = 0; O < Outer; ++O)
+    for (int64_t J = 0; J < Inner; ++J)
+      T.setDouble(O * Inner + J, C.getDouble(O * Rows * Inner + J));
+  return G.addConstant(G.uniqueName(V->name() + ".rows"), std::move(T));
+}
+
+/// V computed without its variation along the query rows, where it has
+/// none: padding masks that exporters expand to [B, 1, Sq, Sk]
+/// (transformers 5: Where(Expand(And(all-true [1, 1, Sq, 1], pad
+/// [B, 1, 1, Sk])), 0, min)) are rebuilt over the unexpanded tensors,
+/// which the Attention broadcasts along the rows; the kernel then stages
+/// one mask value per key instead of reading one per score. Expands are
+/// dropped, constants uniform along the rows cut to one row, elementwise
+/// nodes cloned (right after the original, so their operands exist) over
+/// the narrowed operands. Null where V does vary (or is out of reach).
+/// Memo shares the rebuilt mask between every layer's Attention; Narrowed
+/// collects the originals, which die with the last layer, and the clones,
+/// which die when a later operand of theirs could not be narrowed.
+Value *withoutRows(Graph &G, Value *V, llvm::DenseMap<Value *, Value *> &Memo,
+                   std::vector<Node *> &Narrowed, unsigned Depth = 0) {
+  if (!V || rowInvariant(V))
+    return V;
+  if (V->type().rank() > 4 || !V->type().isStatic() || Depth > 6)
+    return nullptr;
+  if (auto It = Memo.find(V); It != Memo.end())
+    return It->second;
+  Value *Result = nullptr;
+  Node *P = V->producer();
+  if (V->isConstant()) {
+    Result = firstRowIfUniform(G, V);
+  } else if (P && P->kind() == OpKind::Expand) {
+    Result = withoutRows(G, P->operand(0), Memo, Narrowed, Depth + 1);
+  } else if (P && P->numResults() == 1 && !P->body() &&
+             (getOpInfo(P->kind()).Fusion == FusionKind::Elementwise ||
+              getOpInfo(P->kind()).Fusion == FusionKind::Broadcast)) {
+    std::vector<Value *> Ops;
+    bool Ok = true;
+    for (Value *Op : P->operands()) {
+      Value *N = withoutRows(G, Op, Memo, Narrowed, Depth + 1);
+      Ok &= !Op || N;
+      Ops.push_back(N);
+    }
+    if (Ok) {
+      // Named as the ONNX node it computes (which then dies) for the
+      // fusion report's members.
+      Node *C = G.insertNode(std::next(G.iteratorOf(P)), P->kind(), Ops,
+                             {G.uniqueName(V->name() + ".rows")}, P->name());
+      C->attrs() = P->attrs();
+      if (llvm::Error E = inferNodeTypes(*C)) {
+        llvm::consumeError(std::move(E));
+        G.eraseNode(C);
+      } else {
+        Result = C->result(0);
+        // Erased with the originals should a later operand fail.
+        Narrowed.push_back(C);
+      }
+    }
+  }
+  if (Result && P)
+    Narrowed.push_back(P);
+  Memo[V] = Result;
+  return Result;
+}
+
+/// Mask itself, or its rebuilt row-invariant form (see withoutRows).
+Value *rowInvariantMask(Graph &G, Value *Mask,
+                        llvm::DenseMap<Value *, Value *> &Memo,
+                        std::vector<Node *> &Narrowed) {
+  if (Mask->type().rank() != 4)
+    return Mask;
+  Value *N = withoutRows(G, Mask, Memo, Narrowed);
+  return N ? N : Mask;
+}
+
+llvm::Error rewrite(Graph &G, AttentionMatch &M, int64_t Id,
+                    llvm::DenseMap<Value *, Value *> &MaskMemo,
+                    std::vector<Node *> &Narrowed) {
   if (M.Rank > 4) {
     M.Q = {collapseTo4D(G, M.PV, M.Q.Src), IdentityPerm};
     M.K = {collapseTo4D(G, M.PV, M.K.Src), {0, 1, 3, 2}};
@@ -355,21 +482,24 @@ llvm::Error rewrite(Graph &G, AttentionMatch &M, int64_t Id) {
     // Q and V as they were (the MatMuls read them); K as K^T's source.
     Operands = {M.Q.Src, materialize(G, Pos, K), M.V.Src};
   }
+  for (size_t K = 0; K < M.Masks.size(); ++K)
+    if (M.MaskViews[K].size() <= 4)
+      M.Masks[K] = rowInvariantMask(G, M.Masks[K], MaskMemo, Narrowed);
   if (!M.Masks.empty()) {
     // Innermost (first added) mask first, as the graph adds them.
     Value *Mask = M.Masks.back();
     for (size_t I = M.Masks.size() - 1; I-- > 0;) {
-      Node *Sum = G.insertNode(G.iteratorOf(Pos), OpKind::Add,
-                               {Mask, M.Masks[I]},
-                               {G.uniqueName(Mask->name() + ".sum")});
+      Node *Sum =
+          G.insertNode(G.iteratorOf(Pos), OpKind::Add, {Mask, M.Masks[I]},
+                       {G.uniqueName(Mask->name() + ".sum")});
       if (llvm::Error E = inferNodeTypes(*Sum))
         return E;
       Mask = Sum->result(0);
     }
     Operands.push_back(Mask);
   }
-  std::string Name = M.Softmax->name().empty() ? "attention"
-                                               : M.Softmax->name() + ".sdpa";
+  std::string Name =
+      M.Softmax->name().empty() ? "attention" : M.Softmax->name() + ".sdpa";
   Value *Final = ThreeD ? Flat->result(0) : M.PV->result(0);
   Node *A = G.insertNode(G.iteratorOf(Pos), OpKind::Attention, Operands,
                          {G.uniqueName(Final->name() + ".attention")},
@@ -401,9 +531,8 @@ llvm::Error rewrite(Graph &G, AttentionMatch &M, int64_t Id) {
     Replaced.push_back(Merge);
   } else if (M.Rank > 4) {
     // Back to the scores' leading dims.
-    Value *Back =
-        reshapeBefore(G, M.PV, A->result(0),
-                      M.PV->result(0)->type().staticDims(), "nd");
+    Value *Back = reshapeBefore(G, M.PV, A->result(0),
+                                M.PV->result(0)->type().staticDims(), "nd");
     replaceKeepingName(G, M.PV->result(0), Back);
   } else {
     replaceKeepingName(G, M.PV->result(0), A->result(0));
@@ -437,6 +566,8 @@ llvm::Expected<bool> AttentionRecognition::run(Graph &G, DecisionLog &Log) {
     if (N->kind() == OpKind::Softmax)
       Candidates.push_back(N.get());
   bool Changed = false;
+  llvm::DenseMap<Value *, Value *> MaskMemo;
+  std::vector<Node *> Narrowed;
   // A match holds exactly one Softmax, its own candidate, so a rewrite
   // never erases a later candidate.
   for (Node *N : Candidates) {
@@ -459,11 +590,14 @@ llvm::Expected<bool> AttentionRecognition::run(Graph &G, DecisionLog &Log) {
     Log.note(*N, D);
     if (!D)
       continue;
-    if (llvm::Error E = rewrite(G, M, Id))
+    if (llvm::Error E = rewrite(G, M, Id, MaskMemo, Narrowed))
       return std::move(E);
     Changed = true;
   }
-  if (Changed)
+  // The expanded masks, once no Attention reads them.
+  llvm::SetVector<Node *> Dead(Narrowed.begin(), Narrowed.end());
+  eraseIfDead(G, Dead.getArrayRef());
+  if (Changed || !Narrowed.empty())
     G.removeUnusedConstants();
   return Changed;
 }

@@ -7,7 +7,10 @@
 // contraction, which takes reduced operands: Exp -> ReduceSum -> Div of a
 // decomposed softmax stays fp32 as a whole and never overflows in between).
 // Operands of the other type get a Cast; constants are converted directly
-// (each at most once per type), never through a Cast node.
+// (each at most once per type), never through a Cast node. A non-contraction
+// node with an fp32 constant beyond fp16's range (the -3.4e38 of additive
+// attention masks) also computes in fp32 in fp16 plans, so the mask still
+// swamps the scores through the Add and Softmax.
 //
 //===----------------------------------------------------------------------===//
 #include "passes/PrecisionConversion.h"
@@ -92,6 +95,25 @@ double largestFinite(DType T) {
   return T == DType::F16 ? 65504.0 : 3.3895313892515355e38;
 }
 
+/// Whether V is an fp32 constant holding a finite value beyond fp16's
+/// range. Clamped to -65504, the additive attention mask's -3.4e38 no
+/// longer swamps the scores it is added to in a kernel that adds in fp32
+/// (a fully padded sequence would attend as if unmasked instead of
+/// uniformly), so its users compute in fp32. bf16 reaches 3.39e38: its
+/// clamp keeps the swamping.
+bool beyondHalfRange(const Value *V, DType Reduced) {
+  if (Reduced != DType::F16 || !V || !V->isConstant() ||
+      V->dtype() != DType::F32)
+    return false;
+  const Tensor &C = *V->constant();
+  for (int64_t I = 0; I < C.numElements(); ++I) {
+    double X = C.getDouble(I);
+    if (std::isfinite(X) && std::fabs(X) > largestFinite(DType::F16))
+      return true;
+  }
+  return false;
+}
+
 bool isFloatData(const Value *V, DType Reduced) {
   return V && (V->dtype() == DType::F32 || V->dtype() == Reduced);
 }
@@ -160,12 +182,22 @@ public:
     const PrecisionRule *R = ruleFor(N.kind());
     bool WideOperand = llvm::any_of(
         N.operands(), [&](const Value *V) { return V && Wide.count(V); });
-    bool F32 =
-        (R && R->F32Storage) || (K != FusionKind::Contraction && WideOperand);
+    bool HugeConstant = K != FusionKind::Contraction &&
+                        llvm::any_of(N.operands(), [&](const Value *V) {
+                          return beyondHalfRange(V, T);
+                        });
+    bool F32 = (R && R->F32Storage) ||
+               (K != FusionKind::Contraction && WideOperand) || HugeConstant;
     DType C = F32 ? DType::F32 : T;
     if (R && R->F32Storage) {
       Decision D = Decision::yes();
       D.Reason = std::string("kept in fp32: ") + R->Reason;
+      Log.note(N, D);
+    } else if (HugeConstant) {
+      Decision D = Decision::yes();
+      D.Reason = "kept in fp32: a constant operand beyond fp16's range (an "
+                 "additive mask's -3.4e38 would be clamped to -65504 and no "
+                 "longer swamp the scores)";
       Log.note(N, D);
     }
     if (N.kind() == OpKind::Cast) {

@@ -76,8 +76,8 @@ llvm::Error attention(InferContext &C) {
     Dk = K.Dims[3];
     Dv = V.Dims[3];
     if (conflict(K.Dims[1], V.Dims[1]))
-      return C.error("K and V have different head counts: " +
-                     typeToString(K) + ", " + typeToString(V));
+      return C.error("K and V have different head counts: " + typeToString(K) +
+                     ", " + typeToString(V));
   }
   if (conflict(B, K.Dims[0]) || conflict(B, V.Dims[0]))
     return C.error("Q, K and V have different batch sizes");
@@ -94,8 +94,10 @@ llvm::Error attention(InferContext &C) {
                    llvm::Twine(Hkv.size()) + ")");
   if (C.hasOperand(3)) {
     const TensorType &M = C.operandType(3);
-    if (M.Elem != DType::Bool && M.Elem != Q.Elem)
-      return C.error("the mask must be bool or Q's type " +
+    // An f32 mask with reduced Q: fp16 plans keep the additive mask's
+    // -3.4e38 in fp32 (precision-conversion), the kernel adds in fp32.
+    if (M.Elem != DType::Bool && M.Elem != Q.Elem && M.Elem != DType::F32)
+      return C.error("the mask must be bool, f32 or Q's type " +
                      dtypeName(Q.Elem) + ", got " + typeToString(M));
     const Dim Full[4] = {B, Hq, Sq, Sk};
     bool Fits = M.rank() <= 4;

@@ -17,14 +17,14 @@ namespace solder {
 namespace ref {
 
 llvm::Error evalAttention(KernelContext &Ctx) {
-  const Tensor *Q = Ctx.in(0), *K = Ctx.in(1), *V = Ctx.in(2),
-               *M = Ctx.in(3);
+  const Tensor *Q = Ctx.in(0), *K = Ctx.in(1), *V = Ctx.in(2), *M = Ctx.in(3);
   if (!Q || !K || !V)
     return Ctx.error("needs Q, K and V");
   if (K->dtype() != Q->dtype() || V->dtype() != Q->dtype())
     return Ctx.error("Q, K and V must have one type");
-  if (M && M->dtype() != DType::Bool && M->dtype() != Q->dtype())
-    return Ctx.error("the mask must be bool or Q's type");
+  if (M && M->dtype() != DType::Bool && M->dtype() != Q->dtype() &&
+      M->dtype() != DType::F32)
+    return Ctx.error("the mask must be bool, f32 or Q's type");
   AttentionOperandDims Dims;
   Dims.Q.assign(Q->dims().begin(), Q->dims().end());
   Dims.K.assign(K->dims().begin(), K->dims().end());
@@ -74,13 +74,14 @@ llvm::Error evalAttention(KernelContext &Ctx) {
               continue;
             double Dot = 0;
             for (int64_t D = 0; D < S.HeadDim; ++D)
-              Dot += double(Tr::load(QD[B * QS[0] + H * QS[1] + I * QS[2] +
-                                        D])) *
-                     double(Tr::load(KD[B * KS[0] + KvH * KS[1] + J * KS[2] +
-                                        D]));
+              Dot +=
+                  double(Tr::load(QD[B * QS[0] + H * QS[1] + I * QS[2] + D])) *
+                  double(Tr::load(KD[B * KS[0] + KvH * KS[1] + J * KS[2] + D]));
             double X = Dot * S.Scale;
             if (M && S.Mask == AttentionSpec::MaskKind::Additive)
-              X += double(Tr::load(M->data<St>()[MI]));
+              X += M->dtype() == DType::F32
+                       ? double(M->data<float>()[MI])
+                       : double(Tr::load(M->data<St>()[MI]));
             Score[J] = X;
             Max = std::max(Max, X);
           }
@@ -97,8 +98,9 @@ llvm::Error evalAttention(KernelContext &Ctx) {
             if (!Keep[J] || Score[J] == 0)
               continue;
             for (int64_t D = 0; D < S.VHeadDim; ++D)
-              Acc[D] += Score[J] * double(Tr::load(VD[B * VS[0] + KvH * VS[1] +
-                                                      J * VS[2] + D]));
+              Acc[D] +=
+                  Score[J] *
+                  double(Tr::load(VD[B * VS[0] + KvH * VS[1] + J * VS[2] + D]));
           }
           for (int64_t D = 0; D < S.VHeadDim; ++D)
             YD[B * OS[0] + H * OS[1] + I * OS[2] + D] =

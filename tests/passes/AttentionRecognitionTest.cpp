@@ -137,6 +137,101 @@ TEST(AttentionRecognition, MaskUsedElsewhereStaysAnOperand) {
   EXPECT_NE(After.find("Neg(%mask)"), std::string::npos) << After;
 }
 
+// An fp16 plan keeps the additive mask (-3.4e38) in fp32: the scores are
+// widened before its Add and the probabilities narrowed after the Softmax.
+const char *HalfWithWideMask = R"(
+graph "g" opset 17 {
+  input %q : f16[2,3,4,8]
+  input %kt : f16[2,3,8,6]
+  input %v : f16[2,3,6,5]
+  input %mask : f32[2,1,1,6]
+  const %d : f16[] = [2.0]
+  %s = MatMul(%q, %kt) : f16[2,3,4,6] @"scores"
+  %sd = Div(%s, %d) : f16[2,3,4,6] @"div"
+  %sw = Cast(%sd) {to = 1} : f32[2,3,4,6] @"widen"
+  %sm = Add(%sw, %mask) : f32[2,3,4,6] @"mask_add"
+  %p = Softmax(%sm) {axis = -1} : f32[2,3,4,6] @"softmax"
+  %ph = Cast(%p) {to = 10} : f16[2,3,4,6] @"narrow"
+  %o = MatMul(%ph, %v) : f16[2,3,4,5] @"context"
+  output %o
+}
+)";
+
+TEST(AttentionRecognition, CastsAroundAnFp32MaskAndSoftmaxAreAbsorbed) {
+  auto [Changed, After] = recognize(HalfWithWideMask);
+  EXPECT_TRUE(Changed);
+  EXPECT_NE(After.find("\"div\", \"widen\", \"mask_add\", \"softmax\", "
+                       "\"narrow\", \"context\"], scale = 0.5} : "
+                       "f16[2,3,4,5]"),
+            std::string::npos)
+      << After;
+  EXPECT_NE(After.find(", %mask) {id = 0"), std::string::npos) << After;
+  EXPECT_EQ(After.find("Cast("), std::string::npos) << After;
+  expectFusionKeepsFunction<AttentionRecognition>(HalfWithWideMask,
+                                                  "= Attention(", 1e-2);
+}
+
+TEST(AttentionRecognition, MaskOfAThirdFloatTypeIsLeftAlone) {
+  // Negative twin: a bf16 mask with f16 Q, K and V.
+  std::string Text = HalfWithWideMask;
+  Text.replace(Text.find("input %mask : f32"), 17, "input %mask : bf16");
+  Text.replace(Text.find("{to = 1} : f32"), 14, "{to = 16} : bf16");
+  Text.replace(Text.find("Add(%sw, %mask) : f32"), 21,
+               "Add(%sw, %mask) : bf16");
+  Text.replace(Text.find("{axis = -1} : f32"), 17, "{axis = -1} : bf16");
+  expectRejected(Text, "the masks are not all of Q's type, f32 or bool");
+}
+
+// transformers 5 expands its padding mask to [B, 1, Sq, Sk] before the
+// Where: the Attention takes the Where over the unexpanded [B, 1, 1, Sk]
+// mask instead (one value per key for the kernel), and the expanded mask
+// dies.
+const char *ExpandedPadding = R"(
+graph "g" opset 17 {
+  input %q : f32[2,3,4,8]
+  input %kt : f32[2,3,8,6]
+  input %v : f32[2,3,6,5]
+  input %pad : bool[2,1,1,6]
+  const %shape : i64[4] = [2, 1, 4, 6]
+  const %zero : f32[] = [0]
+  const %min : f32[] = [-3.4028234663852886e38]
+  %e = Expand(%pad, %shape) : bool[2,1,4,6] @"expand"
+  %mask = Where(%e, %zero, %min) : f32[2,1,4,6] @"where"
+  %s = MatMul(%q, %kt) : f32[2,3,4,6] @"scores"
+  %sm = Add(%s, %mask) : f32[2,3,4,6] @"mask_add"
+  %p = Softmax(%sm) {axis = -1} : f32[2,3,4,6] @"softmax"
+  %o = MatMul(%p, %v) : f32[2,3,4,5] @"context"
+  output %o
+}
+)";
+
+TEST(AttentionRecognition, ExpandedPaddingMaskIsTakenUnexpanded) {
+  auto [Changed, After] = recognize(ExpandedPadding);
+  EXPECT_TRUE(Changed);
+  EXPECT_NE(After.find("%mask.rows = Where(%pad, %zero, %min) : f32[2,1,1,6]"),
+            std::string::npos)
+      << After;
+  EXPECT_NE(After.find(", %mask.rows) {id = 0"), std::string::npos) << After;
+  EXPECT_EQ(After.find("Expand("), std::string::npos) << After;
+  expectFusionKeepsFunction<AttentionRecognition>(ExpandedPadding,
+                                                  "= Attention(", 1e-5);
+}
+
+TEST(AttentionRecognition, MaskVaryingAlongTheRowsStaysExpanded) {
+  // Negative twin: the source already differs per row (a causal-style
+  // [2, 1, 4, 6] mask expanded over the heads): it stays as it is.
+  std::string Text = ExpandedPadding;
+  Text.replace(Text.find("input %pad : bool[2,1,1,6]"), 26,
+               "input %pad : bool[2,1,4,6]");
+  Text.replace(Text.find("[2, 1, 4, 6]"), 12, "[2, 3, 4, 6]");
+  Text.replace(Text.find(": bool[2,1,4,6] @\"expand\""), 15, ": bool[2,3,4,6]");
+  Text.replace(Text.find(": f32[2,1,4,6] @\"where\""), 14, ": f32[2,3,4,6]");
+  auto [Changed, After] = recognize(Text);
+  EXPECT_TRUE(Changed);
+  EXPECT_NE(After.find("Expand(%pad, %shape)"), std::string::npos) << After;
+  EXPECT_NE(After.find(", %mask) {id = 0"), std::string::npos) << After;
+}
+
 // Negative twins.
 TEST(AttentionRecognition, ScoresWithASecondUserAreLeftAlone) {
   std::string Text = FourDim;
@@ -191,7 +286,6 @@ TEST(AttentionRecognition, DisabledByNodeNameIsLeftAlone) {
   EXPECT_EQ(After, canonical(FourDim));
 }
 
-
 // MaxViT's window attention: [batch, windows, heads, tokens, dim] with a
 // relative-position bias broadcast over batch and windows.
 const char *FiveDim = R"(
@@ -229,7 +323,6 @@ TEST(AttentionRecognition, MaskOverSomeLeadingDimsOnlyIsLeftAlone) {
                "input %bias : f32[4,1,5,5]");
   expectRejected(Text, "a mask broadcasts over some of the leading dims only");
 }
-
 
 // Swin's shifted windows: the window mask is added to a 5-D view of the
 // 4-D scores ([windows, heads, ...] split into [batch, windows, heads]).

@@ -47,7 +47,8 @@ inline std::pair<bool, std::string> runPassOn(Pass &P, llvm::StringRef Before) {
   return {*Changed, graphToString(*G)};
 }
 
-/// Runs the reference executor on G with seeded random f32 inputs.
+/// Runs the reference executor on G with seeded random inputs in [-1, 1)
+/// (each input in its own float type).
 inline std::vector<Tensor> runRandom(const Graph &G, unsigned Seed) {
   std::mt19937 Rng(Seed);
   std::uniform_real_distribution<float> Dist(-1, 1);
@@ -55,7 +56,7 @@ inline std::vector<Tensor> runRandom(const Graph &G, unsigned Seed) {
   for (Value *V : G.inputs()) {
     Tensor T(V->dtype(), V->type().staticDims());
     for (int64_t I = 0; I < T.numElements(); ++I)
-      T.mutableData<float>()[I] = Dist(Rng);
+      T.setDouble(I, Dist(Rng));
     In.push_back(T);
   }
   auto Out = runReference(G, In);
@@ -86,7 +87,7 @@ inline void expectRewriteKeepsFunction(Pass &P, llvm::StringRef Text,
   for (size_t I = 0; I < A.size(); ++I) {
     ASSERT_EQ(A[I].dims(), B[I].dims());
     for (int64_t J = 0; J < A[I].numElements(); ++J)
-      EXPECT_NEAR(A[I].data<float>()[J], B[I].data<float>()[J], Tol) << J;
+      EXPECT_NEAR(A[I].getDouble(J), B[I].getDouble(J), Tol) << J;
   }
 }
 

@@ -73,10 +73,9 @@ TEST(PrecisionConversion, Fp32AndTf32PlansAreLeftAlone) {
   }
 }
 
-TEST(PrecisionConversion, HugeMaskConstantsStayFinite) {
-  // A transformer's additive mask: (1 - mask) * float32 min. Rounded to
-  // fp16 the constant would be -inf and 0 * -inf = NaN for kept tokens.
-  const char *Text = R"(graph "g" opset 17 {
+// A transformer's additive padding mask, (1 - mask) * float32 min, added
+// to the scores before the softmax.
+const char *PaddingMaskSoftmax = R"(graph "g" opset 17 {
   input %scores : f32[1,4]
   input %mask : i64[1,4]
   const %one : f32[] = [1]
@@ -88,6 +87,11 @@ TEST(PrecisionConversion, HugeMaskConstantsStayFinite) {
   %p = Softmax(%s) {axis = -1} : f32[1,4] @"softmax"
   output %p
 })";
+
+TEST(PrecisionConversion, HugeMaskConstantsStayFinite) {
+  // A transformer's additive mask: (1 - mask) * float32 min. Rounded to
+  // fp16 the constant would be -inf and 0 * -inf = NaN for kept tokens.
+  const char *Text = PaddingMaskSoftmax;
   for (Precision P : {Precision::F16, Precision::BF16}) {
     auto [Changed, After] = convert(Text, P);
     EXPECT_TRUE(Changed);
@@ -107,6 +111,56 @@ TEST(PrecisionConversion, HugeMaskConstantsStayFinite) {
                     (*Out)[0].getDouble(2),
                 1.0, 1e-2);
   }
+}
+
+TEST(PrecisionConversion, AFullyPaddedRowStaysUniformInFp16) {
+  // Clamped to -65504, the mask would not swamp the scores once a kernel
+  // adds in fp32: a sequence that is all padding would attend by its
+  // scores instead of uniformly, as it does in fp32. In fp16 plans the
+  // nodes reading the constant compute in fp32, and so do the Add and the
+  // Softmax after them.
+  const char *Text = PaddingMaskSoftmax;
+  auto [Changed, After] = convert(Text, Precision::F16);
+  EXPECT_TRUE(Changed);
+  EXPECT_NE(After.find("Mul(%inv.f32, %min) : f32[1,4]"), std::string::npos)
+      << After;
+  EXPECT_NE(After.find("Softmax(%s) {axis = -1} : f32[1,4]"), std::string::npos)
+      << After;
+  auto G = parseOrDie(After);
+  ASSERT_TRUE(G);
+  Tensor Scores(DType::F32, {1, 4}), Mask(DType::I64, {1, 4});
+  for (int I = 0; I < 4; ++I) {
+    Scores.setDouble(I, 1.5 * I);
+    Mask.setDouble(I, 0); // every token is padding
+  }
+  auto Out = runReference(*G, {Scores, Mask});
+  ASSERT_TRUE(bool(Out)) << llvm::toString(Out.takeError());
+  for (int I = 0; I < 4; ++I)
+    EXPECT_NEAR((*Out)[0].getDouble(I), 0.25, 1e-3) << After;
+}
+
+TEST(PrecisionConversion, ConstantsInRangeAndBf16MasksStayReduced) {
+  // Negative twins: -1e4 fits fp16, and bf16 reaches -3.39e38, whose
+  // clamp still swamps the scores: those nodes compute reduced.
+  const char *Text = R"(graph "g" opset 17 {
+  input %scores : f32[1,4]
+  input %mask : f32[1,4]
+  const %big : f32[] = [-10000]
+  const %min : f32[] = [-3.4028234663852886e38]
+  %a = Mul(%mask, %big) : f32[1,4] @"mul"
+  %b = Mul(%mask, %min) : f32[1,4] @"mul2"
+  %s = Add(%scores, %a) : f32[1,4] @"add"
+  output %s
+  output %b
+})";
+  auto [Changed, After] = convert(Text, Precision::F16);
+  EXPECT_NE(After.find("Add(%scores.f16, %a) : f16[1,4]"), std::string::npos)
+      << After;
+  EXPECT_NE(After.find("Mul(%mask, %min) : f32[1,4]"), std::string::npos)
+      << After;
+  auto [ChangedBf, AfterBf] = convert(Text, Precision::BF16);
+  EXPECT_NE(AfterBf.find(": bf16[1,4] @\"mul2\""), std::string::npos)
+      << AfterBf;
 }
 
 TEST(PrecisionConversion, ExpAndItsSumStayFp32UntilTheNextMatMul) {
