@@ -191,7 +191,9 @@ FusionFlags::FusionFlags(cl::SubCommand &Sub, cl::OptionCategory &Cat)
           "fuse-attention",
           cl::desc("Recognise scaled dot-product attention and run it as "
                    "one Attention op (one generated flash-attention kernel "
-                   "on the GPU; experimental: not yet verified on a GPU)"),
+                   "on the GPU; off by default: fp16 BERT-base on an H100 "
+                   "runs 10% faster with it at batch 32, the same at batch "
+                   "1, and f32 plans get a SIMT kernel)"),
           cl::sub(Sub), cl::cat(Cat)),
       Disabled("disable-fusion", cl::value_desc("id|onnx-node"),
                cl::desc("Do not form one fused group: a group id (as "

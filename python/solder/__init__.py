@@ -70,7 +70,7 @@ def compile(model, *, shapes=None, precision="fp32", fusion=True,
     fusion: False runs every op as its own step; disable_fusion lists
       fusion groups (ids) or ONNX node names not to fuse.
     fuse_attention: run scaled dot-product attention as one Attention op
-      (one flash-attention kernel on the GPU; experimental, as
+      (one flash-attention kernel on the GPU; opt-in, as
       `--fuse-attention`).
     backend: 'cuda' (a GPU plan; compiling needs no GPU) or 'reference'
       (the CPU reference executor; no plan file).
