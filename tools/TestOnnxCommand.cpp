@@ -209,10 +209,13 @@ importForData(const TestCase &T, const ModelSummary &Summary,
   for (size_t I = 0; I < Inputs.size(); ++I) {
     DType D = Inputs[I].dtype();
     // Shape-deciding inputs: small integer tensors (axes, pads, sizes)
-    // and scalars (Range bounds).
+    // and scalars (Range bounds); when the backend needs static shapes,
+    // short float vectors too (Resize's scales).
+    bool ShortFloats = ForceBind && isFloat(D) && Inputs[I].rank() <= 1 &&
+                       Inputs[I].numElements() <= 8;
     if (((D == DType::I64 || D == DType::I32) &&
          Inputs[I].numElements() <= 64) ||
-        (ForceBind && Inputs[I].rank() == 0))
+        (ForceBind && Inputs[I].rank() == 0) || ShortFloats)
       Bindings.push_back({Summary.Inputs[I].Name, Inputs[I]});
     else
       Rest.push_back(Inputs[I]);
