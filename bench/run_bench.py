@@ -64,7 +64,9 @@ def make_bert():
     cfg = transformers.BertConfig()  # BERT-base: 12 layers, hidden 768
     cfg._attn_implementation = "eager"
     model = transformers.BertModel(cfg, add_pooling_layer=False).eval()
-    return BertWrapper(model)
+    # The wrapper in eval mode too: a dynamo export of a module in training
+    # mode keeps training Dropout (which solder refuses).
+    return BertWrapper(model).eval()
 
 
 def example_inputs(name, batch, device):
