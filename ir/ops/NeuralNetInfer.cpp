@@ -266,6 +266,13 @@ llvm::Error convTranspose(InferContext &C) {
     OutPad.assign(Spatial, 0);
   if (OutPad.size() != Spatial)
     return C.error("output_padding has the wrong length");
+  // output_shape holds the spatial dims, maybe after N and C.
+  if (!OutShape.empty() && OutShape.size() < Spatial)
+    return C.error("output_shape has " + llvm::Twine(OutShape.size()) +
+                   " dims for " + llvm::Twine(Spatial) + " spatial ones");
+  for (int64_t D : OutShape)
+    if (D < 0)
+      return C.error("output_shape has a negative dim");
   Shape Out = {X.Dims[0], Dim(Wt.Dims[1].size() * Group)};
   for (unsigned I = 0; I < Spatial; ++I) {
     if (!OutShape.empty()) {

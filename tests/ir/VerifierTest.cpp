@@ -251,8 +251,9 @@ TEST(VerifierTest, BodyGraphsAreVerified) {
   output %y
 })";
   expectValid(*parse(Good));
-  expectInvalid(*parse(Bad), "in the body of FusedGroup node 'fused': Relu node "
-                             "producing 'q': result 0 has type f32[3]");
+  expectInvalid(*parse(Bad),
+                "in the body of FusedGroup node 'fused': Relu node "
+                "producing 'q': result 0 has type f32[3]");
 }
 
 TEST(VerifierTest, OnlyFusedGroupsHaveBodies) {
@@ -371,6 +372,32 @@ TEST(VerifierTest, TransposeOfAScalarWithoutPermIsAScalar) {
   output %t
 })");
   expectValid(*G);
+}
+
+TEST(VerifierTest, ConvTransposeOutputShapeGivesTheSpatialDims) {
+  // output_shape as the spatial dims only, or after N and C.
+  for (const char *Shape : {"[7, 8]", "[1, 2, 7, 8]"}) {
+    auto G = parse(std::string(R"(graph "g" opset 17 {
+  input %x : f32[1,1,3,3]
+  const %w : f32[1,2,3,3] = [1, 2, 3, 4, 5, 6, 7, 8, 9, 1, 2, 3, 4, 5, 6, 7, 8, 9]
+  %y = ConvTranspose(%x, %w) {output_shape = )") +
+                   Shape + R"(, strides = [3, 2]} : f32[1,2,7,8] @"ct"
+  output %y
+})");
+    expectValid(*G);
+  }
+}
+
+TEST(VerifierTest, ConvTransposeOutputShapeShorterThanTheSpatialDims) {
+  // Twin: one dim for two spatial ones (the fuzzer found it indexing
+  // before the vector's start).
+  auto G = parse(R"(graph "g" opset 17 {
+  input %x : f32[1,1,3,3]
+  const %w : f32[1,2,3,3] = [1, 2, 3, 4, 5, 6, 7, 8, 9, 1, 2, 3, 4, 5, 6, 7, 8, 9]
+  %y = ConvTranspose(%x, %w) {output_shape = [1], strides = [3, 2]} : f32[1,2,7,8] @"ct"
+  output %y
+})");
+  expectInvalid(*G, "output_shape has 1 dims for 2 spatial ones");
 }
 
 TEST(VerifierTest, AttentionResultTypeFollowsTheForm) {
