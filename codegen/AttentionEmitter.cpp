@@ -588,14 +588,6 @@ llvm::Error emitAttention(KernelBuilder &B) {
     }
   auto OS = S.outStrides();
   auto L = [](int64_t V) { return std::to_string(V) + "LL"; };
-  std::string MaskIndex =
-      "in3[b * " + L(S.MaskStrides[0]) + " + h * " + L(S.MaskStrides[1]) +
-      " + i * " + L(S.MaskStrides[2]) + " + j * " + L(S.MaskStrides[3]) + "]";
-  std::string BoolMask, AddMask;
-  if (S.Mask == AttentionSpec::MaskKind::Bool)
-    BoolMask = "if (valid) valid = " + MaskIndex + " != 0;";
-  else if (S.Mask == AttentionSpec::MaskKind::Additive)
-    AddMask = " + " + loadExpr(N.operand(3)->dtype(), MaskIndex);
   std::string Load = T == DType::F16    ? "__half2float"
                      : T == DType::BF16 ? "__bfloat162float"
                                         : "";
@@ -615,24 +607,31 @@ llvm::Error emitAttention(KernelBuilder &B) {
   bool AsyncCopy = S.HeadDim % 8 == 0 && S.VHeadDim % 8 == 0 &&
                    Aligned8(KS, Reads[1].Offset) &&
                    Aligned8(VS, Reads[2].Offset);
-  // A mask that does not vary along the query rows is staged per tile.
+  // The mask element of (b, h, i, j); without the row term for a mask
+  // that does not vary along the query rows, which the tensor-core body
+  // stages per tile (a bool one as 0 / -inf) instead of reading per score.
+  auto MaskAt = [&](bool PerRow) {
+    return "in3[b * " + L(S.MaskStrides[0]) + " + h * " + L(S.MaskStrides[1]) +
+           (PerRow ? " + i * " + L(S.MaskStrides[2]) : std::string()) +
+           " + j * " + L(S.MaskStrides[3]) + "]";
+  };
+  bool IsBool = S.Mask == AttentionSpec::MaskKind::Bool;
   bool StageMask = Tc && HasMask && S.MaskStrides[2] == 0;
-  std::string MaskSmem, MaskLoad;
+  std::string BoolMask, AddMask, MaskSmem, MaskLoad;
   if (StageMask) {
+    std::string Value = IsBool ? "(" + MaskAt(false) +
+                                     " != 0 ? 0.f : __int_as_float(0xff800000))"
+                               : loadExpr(N.operand(3)->dtype(), MaskAt(false));
     MaskSmem = "__shared__ float mk[2][BC];";
-    std::string RowIndex = "in3[b * " + L(S.MaskStrides[0]) + " + h * " +
-                           L(S.MaskStrides[1]) + " + j * " +
-                           L(S.MaskStrides[3]) + "]";
-    std::string Value =
-        S.Mask == AttentionSpec::MaskKind::Bool
-            ? "(" + RowIndex + " != 0 ? 0.f : __int_as_float(0xff800000))"
-            : loadExpr(N.operand(3)->dtype(), RowIndex);
     MaskLoad = "  for (int x = tid; x < BC; x += NTH) {\n"
                "    const long long j = t0 + x;\n"
                "    mk[buf][x] = j < $SK ? " +
                Value + " : 0.f;\n  }";
-    BoolMask.clear();
     AddMask = " + mk[buf][jj]";
+  } else if (HasMask && IsBool) {
+    BoolMask = "if (valid) valid = " + MaskAt(true) + " != 0;";
+  } else if (HasMask) {
+    AddMask = " + " + loadExpr(N.operand(3)->dtype(), MaskAt(true));
   }
   // A mask read per score must not be read past the last query row.
   std::string RowCheck =
