@@ -238,7 +238,7 @@ float halfToFloat(uint16_t H) {
   return F;
 }
 
-uint16_t floatToHalf(float F) {
+uint16_t floatToHalfSlow(float F) {
   uint32_t U;
   std::memcpy(&U, &F, 4);
   uint16_t Sign = (U >> 16) & 0x8000;

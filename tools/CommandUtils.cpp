@@ -49,8 +49,29 @@ Expected<std::vector<int64_t>> parseDims(StringRef Text) {
   return Dims;
 }
 
-Expected<ImportOptions> parseShapeArgs(ArrayRef<std::string> Args,
-                                       const ModelSummary &Model) {
+Expected<std::vector<DimRange>> parseDimRanges(StringRef Text) {
+  std::vector<DimRange> Out;
+  SmallVector<StringRef, 4> Parts;
+  Text.split(Parts, 'x');
+  for (StringRef P : Parts) {
+    auto [Lo, Hi] = P.trim().split("..");
+    if (!P.contains(".."))
+      Hi = Lo;
+    uint64_t A, B;
+    if (Lo.getAsInteger(10, A) || Hi.getAsInteger(10, B) ||
+        int64_t(B) > MaxDimSize || A > B)
+      return usageError("bad dim ranges '" + Text +
+                        "' (expected MIN..MAX or SIZE per dim, joined by "
+                        "'x', e.g. 1..32x128; each at most " +
+                        Twine(MaxDimSize) + ")");
+    Out.push_back({int64_t(A), int64_t(B)});
+  }
+  return Out;
+}
+
+Expected<ImportOptions>
+parseShapeArgs(ArrayRef<std::string> Args, const ModelSummary &Model,
+               StringMap<std::vector<DimRange>> *Ranges) {
   ImportOptions Opts;
   const ModelSummary *S = &Model;
   for (StringRef Arg : Args) {
@@ -73,6 +94,25 @@ Expected<ImportOptions> parseShapeArgs(ArrayRef<std::string> Args,
                           "), and as a dim symbol it needs one size");
       }
       Opts.SymbolSizes[Name] = Size;
+      continue;
+    }
+    if (Value.contains("..")) {
+      if (!Ranges)
+        return usageError("--shape '" + Arg +
+                          "': ranges (dynamic shapes) are taken by `solder "
+                          "bench` and the C++ API (a plan file holds one "
+                          "shape)");
+      Expected<std::vector<DimRange>> R = parseDimRanges(Value);
+      if (!R)
+        return createStringError(inconvertibleErrorCode(),
+                                 "--shape '" + Arg +
+                                     "': " + toString(R.takeError()));
+      if (Input->Rank >= 0 && size_t(Input->Rank) != R->size())
+        return usageError(formatv("--shape '{0}': input '{1}' has rank {2} "
+                                  "({3}), the ranges have {4} dims",
+                                  Arg, Name, Input->Rank, Input->TypeText,
+                                  R->size()));
+      (*Ranges)[Name] = std::move(*R);
       continue;
     }
     Expected<std::vector<int64_t>> Dims = parseDims(Value);

@@ -10,6 +10,7 @@
 #include "frontend/ModelSummary.h"
 #include "frontend/OnnxImporter.h"
 #include "ir/Graph.h"
+#include "solder/Solder.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Error.h"
@@ -44,8 +45,17 @@ llvm::Expected<std::vector<int64_t>> parseDims(llvm::StringRef Text);
 /// input when the model has an input of that name (VALUE is its dims,
 /// checked against the input's rank and static dims), else a dim symbol
 /// (VALUE is one size).
-llvm::Expected<ImportOptions> parseShapeArgs(llvm::ArrayRef<std::string> Args,
-                                             const ModelSummary &Model);
+///
+/// With Ranges, VALUE may also give a range per dim, `1..32x8..512` (a
+/// plain size is a range of one): such inputs go into *Ranges instead
+/// (dynamic shapes, CompileOptions::InputRanges). Without Ranges a range is
+/// a usage error naming the commands that take one.
+llvm::Expected<ImportOptions>
+parseShapeArgs(llvm::ArrayRef<std::string> Args, const ModelSummary &Model,
+               llvm::StringMap<std::vector<DimRange>> *Ranges = nullptr);
+
+/// "1..32x8..512" -> {{1,32},{8,512}}; "4x128" -> {{4,4},{128,128}}.
+llvm::Expected<std::vector<DimRange>> parseDimRanges(llvm::StringRef Text);
 
 /// For the commands that run a model (run, bench, profile, compare): every
 /// dynamic input dim that neither --shape nor an input file sized becomes 1,

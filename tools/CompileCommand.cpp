@@ -87,10 +87,14 @@ Expected<CompiledOnnxModel> compileOnnxModel(StringRef Path,
   Expected<ModelSummary> Summary = summarizeOnnxFile(Path);
   if (!Summary)
     return Summary.takeError();
-  Expected<ImportOptions> IO = parseShapeArgs(Opts.Shapes, *Summary);
+  StringMap<std::vector<DimRange>> Ranges;
+  Expected<ImportOptions> IO = parseShapeArgs(
+      Opts.Shapes, *Summary, Opts.AllowRanges ? &Ranges : nullptr);
   if (!IO)
     return IO.takeError();
-  if (Opts.DefaultDimNotes)
+  // A dynamic model ties unranged dims to ranged ones of the same symbol
+  // itself: defaulting them to 1 here would pin them.
+  if (Opts.DefaultDimNotes && Ranges.empty())
     bindUnboundDimsToOne(*Summary, *IO, *Opts.DefaultDimNotes);
   if (Opts.OnPhase)
     Opts.OnPhase("import", false);
@@ -121,6 +125,17 @@ Expected<CompiledOnnxModel> compileOnnxModel(StringRef Path,
     CO.InputShapes[E.getKey()] = E.getValue();
   for (const auto &E : IO->SymbolSizes)
     CO.SymbolSizes[E.getKey()] = E.getValue();
+  if (!Ranges.empty()) {
+    // Variants are compiled from the file, one per shape run.
+    for (auto &E : Ranges)
+      CO.InputRanges[E.getKey()] = E.getValue();
+    CO.MaxShapeVariants = Opts.MaxShapeVariants;
+    Expected<std::shared_ptr<CompiledModel>> M =
+        CompiledModel::compileFile(Path, CO);
+    if (!M)
+      return M.takeError();
+    return CompiledOnnxModel{std::move(*M), nullptr, std::move(*IO)};
+  }
   // compileGraph runs the pipeline on *G in place: afterwards it is the
   // graph the plan was built from.
   Expected<std::shared_ptr<CompiledModel>> M =

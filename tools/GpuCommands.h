@@ -33,6 +33,10 @@ int runProfileCommand();
 
 struct ModelLoadOptions {
   std::vector<std::string> Shapes; ///< --shape NAME=DIMS
+  /// The command takes `--shape NAME=MIN..MAX...` (a dynamic model).
+  bool AllowRanges = false;
+  /// Most shape variants a dynamic model keeps (CompileOptions).
+  unsigned MaxShapeVariants = 8;
   std::string Arch;
   std::string CacheDir;
   bool AllowTF32 = false;
@@ -68,7 +72,8 @@ loadOrCompileModel(llvm::StringRef Path, const ModelLoadOptions &Opts);
 
 /// A model compiled from ONNX together with the graph the pipeline left
 /// (FusedGroup nodes with their bodies, constants whole), for the commands
-/// that look inside the plan (compare).
+/// that look inside the plan (compare); no graph for a dynamic model (its
+/// variants are compiled from the file).
 struct CompiledOnnxModel {
   std::shared_ptr<CompiledModel> Model;
   std::unique_ptr<Graph> CompiledGraph;

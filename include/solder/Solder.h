@@ -51,6 +51,7 @@ class Graph;
 struct Plan;
 struct BufferRef;
 class ExecutionContext;
+struct RuntimeAccess;
 
 /// Where a compiled model runs.
 enum class ExecutionBackend {
@@ -60,6 +61,15 @@ enum class ExecutionBackend {
   /// graph: needs no GPU, is slow, has no plan file; contexts run host
   /// tensors only (ExecutionContext::runHost).
   Reference,
+};
+
+/// The sizes one dim of a dynamic input may take, both ends included.
+struct DimRange {
+  int64_t Min = 0, Max = 0;
+  bool contains(int64_t D) const { return D >= Min && D <= Max; }
+  bool operator==(const DimRange &O) const {
+    return Min == O.Min && Max == O.Max;
+  }
 };
 
 /// Told when a phase of compiling or loading begins (Done false) and ends
@@ -77,6 +87,18 @@ struct CompileOptions {
   llvm::StringMap<std::vector<int64_t>> InputShapes;
   /// Sizes of named dim symbols ("N" -> 4).
   llvm::StringMap<int64_t> SymbolSizes;
+  /// Dynamic shapes: per input, a range for every dim (a fixed dim is a
+  /// range of one size). The model then serves every shape in the ranges:
+  /// each concrete shape first run is compiled into its own variant
+  /// (kernels specialised to that shape, NVRTC's disk cache shared),
+  /// variants share the device weights, and a context keeps a CUDA graph
+  /// per shape. A shape outside the ranges is an error naming the dim.
+  /// Needs the ONNX model itself (compileFile/compileBytes).
+  llvm::StringMap<std::vector<DimRange>> InputRanges;
+  /// How many variants (concrete shapes) a dynamic model keeps compiled,
+  /// and a context keeps ready (graphs captured); least recently used
+  /// ones beyond are dropped and compiled again when next needed.
+  unsigned MaxShapeVariants = 8;
   /// Folder of the compiled-kernel cache; empty = the default one
   /// ($XDG_CACHE_HOME/solder, else ~/.cache/solder; see NvrtcOptions).
   std::string CacheDir;
@@ -121,7 +143,12 @@ struct CompileOptions {
 struct TensorInfo {
   std::string Name;
   DType Elem = DType::F32;
+  /// For a dynamic model: the dims at the largest shape (inputs at every
+  /// range's Max, outputs as that shape gives them); ExecutionContext's
+  /// inputDims/outputDims give the current ones.
   std::vector<int64_t> Dims;
+  /// Inputs of a dynamic model: the range of every dim; empty otherwise.
+  std::vector<DimRange> Ranges;
   size_t bytes() const;
 };
 
@@ -161,6 +188,14 @@ public:
   /// the reference backend has no plan: an error.
   llvm::Error savePlan(llvm::StringRef Path) const;
   ExecutionBackend backend() const;
+  /// Compiled with InputRanges: serves a range of shapes (see there).
+  bool isDynamic() const;
+  /// A dynamic model's variant for these concrete input dims (one vector
+  /// per input, in input order), compiled now unless it is kept already.
+  llvm::Expected<std::shared_ptr<CompiledModel>>
+  shapeVariant(llvm::ArrayRef<std::vector<int64_t>> InputDims);
+  /// Variants compiled so far (a dynamic model; 0 otherwise).
+  size_t shapeVariantsCompiled() const;
 
   llvm::ArrayRef<TensorInfo> inputs() const;
   llvm::ArrayRef<TensorInfo> outputs() const;
@@ -188,6 +223,7 @@ public:
   struct Impl;
 
 private:
+  friend struct RuntimeAccess;
   explicit CompiledModel(std::unique_ptr<Impl> I);
   std::unique_ptr<Impl> I;
 };
@@ -202,6 +238,15 @@ public:
   /// re-capture its CUDA graph: bind the same buffers for the fastest runs.
   llvm::Error bindInput(unsigned Index, const void *DevicePtr);
   llvm::Error bindOutput(unsigned Index, void *DevicePtr);
+  /// Dynamic models: the concrete dims of input Index for the next runs
+  /// (checked against its ranges); until set, an input has its Max dims.
+  /// Binding buffers and copying come after: sizes follow these dims.
+  llvm::Error setInputShape(unsigned Index, llvm::ArrayRef<int64_t> Dims);
+  /// The dims input/output Index has for the next run (a dynamic model's
+  /// output dims: its variant for the current input shapes is compiled
+  /// first when it does not exist yet).
+  llvm::Expected<std::vector<int64_t>> inputDims(unsigned Index) const;
+  llvm::Expected<std::vector<int64_t>> outputDims(unsigned Index);
   /// Enqueues a copy of host data into the context's own input buffer
   /// (and binds that buffer); Bytes must be the input's size.
   llvm::Error copyInputFromHost(unsigned Index, const void *Host, size_t Bytes,
@@ -268,6 +313,7 @@ public:
 
 private:
   friend class CompiledModel;
+  friend struct RuntimeAccess;
   explicit ExecutionContext(std::unique_ptr<Impl> I);
   std::unique_ptr<Impl> I;
 };

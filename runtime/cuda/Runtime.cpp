@@ -21,15 +21,16 @@
 #include "runtime/cuda/MemoryPlanner.h"
 #include "runtime/cuda/PlanBuilder.h"
 #include "runtime/cuda/PlanFile.h"
+#include "runtime/cuda/ShapeVariants.h"
 #include "runtime/reference/ReferenceExecutor.h"
 #include "solder/Solder.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/raw_ostream.h"
-#include <nvtx3/nvToolsExt.h>
 #include <algorithm>
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <nvtx3/nvToolsExt.h>
 
 using namespace llvm;
 
@@ -102,6 +103,31 @@ struct CompiledModel::Impl {
   std::vector<cudaKernel_t> Kernels;
   std::vector<cublasLtMatmulAlgo_t> GemmAlgos;
   size_t WorkspaceBytes = 0;
+  /// A dynamic model: its variants (P is empty; the max variant's plan
+  /// stands for it).
+  std::unique_ptr<ShapeVariants> Dyn;
+  /// A variant of a dynamic model: weights come from the shared pool, one
+  /// device pointer per blob piece (by offset) instead of Weights.
+  std::shared_ptr<DeviceWeightPool> Pool;
+  struct PooledPiece {
+    uint64_t Offset, Size;
+    const char *Ptr;
+  };
+  std::vector<PooledPiece> WeightMap;
+
+  const char *weightPtr(uint64_t Offset) const {
+    if (!Pool)
+      return static_cast<const char *>(Weights) + Offset;
+    auto It = std::upper_bound(
+        WeightMap.begin(), WeightMap.end(), Offset,
+        [](uint64_t O, const PooledPiece &P) { return O < P.Offset; });
+    if (It == WeightMap.begin())
+      return nullptr;
+    --It;
+    return Offset <= It->Offset + It->Size ? It->Ptr + (Offset - It->Offset)
+                                           : nullptr;
+  }
+  const Plan &plan() const { return Dyn ? Dyn->maxVariant()->plan() : P; }
 
   ~Impl() {
     // Leave device resources alone when the driver is already shutting
@@ -122,9 +148,9 @@ CompiledModel::~CompiledModel() = default;
 Expected<std::shared_ptr<CompiledModel>> CompiledModel::fromPlan(Plan P) {
   auto I = std::make_unique<Impl>();
   for (const PlanTensor &T : P.Inputs)
-    I->Inputs.push_back({T.Name, T.Elem, T.Dims});
+    I->Inputs.push_back({T.Name, T.Elem, T.Dims, {}});
   for (const PlanTensor &T : P.Outputs)
-    I->Outputs.push_back({T.Name, T.Elem, T.Dims});
+    I->Outputs.push_back({T.Name, T.Elem, T.Dims, {}});
   I->P = std::move(P);
   return std::shared_ptr<CompiledModel>(new CompiledModel(std::move(I)));
 }
@@ -152,12 +178,21 @@ static Expected<TensorInfo> tensorInfo(const Value &V, StringRef Role) {
                    "): give its symbolic dims sizes (InputShapes or "
                    "SymbolSizes)");
   SmallVector<int64_t, 4> Dims = V.type().staticDims();
-  return TensorInfo{V.name(), V.type().Elem, {Dims.begin(), Dims.end()}};
+  return TensorInfo{V.name(), V.type().Elem, {Dims.begin(), Dims.end()}, {}};
+}
+
+static Error noRangesForGraphs(const CompileOptions &Opts) {
+  if (Opts.InputRanges.empty())
+    return Error::success();
+  return rtError("input ranges (dynamic shapes) need the ONNX model: compile "
+                 "it with compileFile or compileBytes, not from a graph");
 }
 
 Expected<std::shared_ptr<CompiledModel>>
 CompiledModel::compileGraph(std::unique_ptr<Graph> G,
                             const CompileOptions &Opts) {
+  if (Error E = noRangesForGraphs(Opts))
+    return std::move(E);
   if (Opts.Backend == ExecutionBackend::Cuda)
     return compileGraph(*G, Opts);
   {
@@ -186,6 +221,8 @@ CompiledModel::compileGraph(Graph &G, const CompileOptions &Opts) {
     return rtError("compileGraph(Graph &) compiles for the cuda backend only; "
                    "the reference backend keeps the graph: pass it as a "
                    "std::unique_ptr");
+  if (Error E = noRangesForGraphs(Opts))
+    return std::move(E);
   PipelineOptions PO = pipelineOptions(Opts);
   std::vector<DecisionRecord> Decisions;
   PO.Decisions = &Decisions;
@@ -242,6 +279,13 @@ static ImportOptions importOptions(const CompileOptions &Opts) {
 
 Expected<std::shared_ptr<CompiledModel>>
 CompiledModel::compileFile(StringRef OnnxPath, const CompileOptions &Opts) {
+  if (!Opts.InputRanges.empty()) {
+    Expected<std::unique_ptr<ShapeVariants>> SV =
+        ShapeVariants::create(OnnxPath.str(), "", Opts);
+    if (!SV)
+      return SV.takeError();
+    return RuntimeAccess::wrapDynamic(std::move(*SV));
+  }
   Expected<std::unique_ptr<Graph>> G =
       importOnnxFile(OnnxPath, importOptions(Opts));
   if (!G)
@@ -251,6 +295,13 @@ CompiledModel::compileFile(StringRef OnnxPath, const CompileOptions &Opts) {
 
 Expected<std::shared_ptr<CompiledModel>>
 CompiledModel::compileBytes(StringRef OnnxBytes, const CompileOptions &Opts) {
+  if (!Opts.InputRanges.empty()) {
+    Expected<std::unique_ptr<ShapeVariants>> SV =
+        ShapeVariants::create("", OnnxBytes.str(), Opts);
+    if (!SV)
+      return SV.takeError();
+    return RuntimeAccess::wrapDynamic(std::move(*SV));
+  }
   Expected<std::unique_ptr<Graph>> G =
       importOnnxBytes(OnnxBytes, "", importOptions(Opts));
   if (!G)
@@ -270,10 +321,27 @@ Error CompiledModel::savePlan(StringRef Path) const {
   if (I->Backend != ExecutionBackend::Cuda)
     return rtError("a model compiled for the reference backend has no plan to "
                    "save (compile it for cuda)");
+  if (I->Dyn)
+    return rtError("a dynamic model (input ranges) cannot be saved as a plan "
+                   "file yet: its variants are compiled when first run; save "
+                   "one static plan per shape instead");
   return writePlanFile(Path, I->P);
 }
 
 ExecutionBackend CompiledModel::backend() const { return I->Backend; }
+bool CompiledModel::isDynamic() const { return I->Dyn != nullptr; }
+
+Expected<std::shared_ptr<CompiledModel>>
+CompiledModel::shapeVariant(ArrayRef<std::vector<int64_t>> InputDims) {
+  if (!I->Dyn)
+    return rtError("shapeVariant: the model is not dynamic (compile it with "
+                   "input ranges)");
+  return I->Dyn->get(InputDims);
+}
+
+size_t CompiledModel::shapeVariantsCompiled() const {
+  return I->Dyn ? I->Dyn->compiled() : 0;
+}
 
 void CompiledModel::setPhaseCallback(PhaseCallback OnPhase) {
   std::lock_guard<std::mutex> Lock(I->LoadMutex);
@@ -282,7 +350,7 @@ void CompiledModel::setPhaseCallback(PhaseCallback OnPhase) {
 
 ArrayRef<TensorInfo> CompiledModel::inputs() const { return I->Inputs; }
 ArrayRef<TensorInfo> CompiledModel::outputs() const { return I->Outputs; }
-const Plan &CompiledModel::plan() const { return I->P; }
+const Plan &CompiledModel::plan() const { return I->plan(); }
 
 int CompiledModel::inputIndex(StringRef Name) const {
   for (size_t K = 0; K < I->Inputs.size(); ++K)
@@ -298,6 +366,12 @@ int CompiledModel::outputIndex(StringRef Name) const {
 }
 
 ModelStats CompiledModel::stats() const {
+  if (I->Dyn) {
+    // The max shape's figures (its arena sizes every context).
+    ModelStats S = I->Dyn->maxVariant()->stats();
+    S.WeightBytes = std::max<uint64_t>(S.WeightBytes, I->Dyn->pool()->bytes());
+    return S;
+  }
   ModelStats S;
   S.Steps = I->P.Steps.size();
   S.Kernels = I->P.Kernels.size();
@@ -309,6 +383,8 @@ ModelStats CompiledModel::stats() const {
 }
 
 Error CompiledModel::loadOnDevice() {
+  if (I->Dyn)
+    return I->Dyn->maxVariant()->loadOnDevice();
   std::lock_guard<std::mutex> Lock(I->LoadMutex);
   if (I->Loaded || I->Backend != ExecutionBackend::Cuda)
     return Error::success();
@@ -358,8 +434,20 @@ Error CompiledModel::Impl::load() {
       return E;
   }
 
-  // Weights: one buffer, uploaded once.
-  if (!P.Weights.empty()) {
+  // Weights: a dynamic model's variant takes each piece from the pool
+  // (uploaded by the first variant that has it); else one buffer.
+  if (Pool) {
+    PhaseScope Phase(OnPhase, "upload");
+    for (const WeightBlob::Piece &W : P.Weights.pieces()) {
+      if (W.Bytes.empty())
+        continue;
+      Expected<const void *> Ptr = Pool->get(W.Bytes);
+      if (!Ptr)
+        return Ptr.takeError();
+      WeightMap.push_back(
+          {W.Offset, W.Bytes.size(), static_cast<const char *>(*Ptr)});
+    }
+  } else if (!P.Weights.empty()) {
     PhaseScope Phase(OnPhase, "upload");
     SOLDER_CUDA_TRY(cudaMalloc(&Weights, P.Weights.size()),
                     "cudaMalloc of " + Twine(P.Weights.size()) +
@@ -503,11 +591,15 @@ struct ExecutionContext::Impl {
   std::vector<std::vector<void *>> ArgValues, ArgPtrs;
   bool ArgsStale = true;
   /// Pointer-array matmuls (GemmConfig::pointerArrays): per gemm, where its
-  /// A, B, C, D pointer arrays start in the block (0 for other gemms), and
-  /// their host image, uploaded whenever a buffer binding changes.
+  /// A, B, C, D pointer arrays start in the tables (0 for other gemms), and
+  /// their host image, uploaded whenever a buffer binding changes. Tables
+  /// is in the block, or its own allocation for a context in a shared
+  /// block (the tables persist between runs; the shared block does not).
   std::vector<uint64_t> PtrTableOff;
   std::vector<uint64_t> PtrHost, PtrUploaded;
   uint64_t PtrTableBase = 0;
+  char *Tables = nullptr;
+  bool OwnTables = false;
   cudaStream_t Own = nullptr;
   cudaEvent_t Before = nullptr, After = nullptr;
 
@@ -518,6 +610,11 @@ struct ExecutionContext::Impl {
   uint64_t GraphLaunches = 0;
   std::string GraphFailure;
   bool FirstRunDone = false;
+  /// A context of a dynamic model: everything goes through its variants.
+  std::unique_ptr<DynamicContext> Dyn;
+  /// A variant's context inside a DynamicContext: Block is the shared one
+  /// (not freed here) and there are no own input/output buffers.
+  bool ExternalBlock = false;
 
   ~Impl() {
     if (Exec)
@@ -534,15 +631,22 @@ struct ExecutionContext::Impl {
       cudaEventDestroy(After);
     if (Own)
       cudaStreamDestroy(Own);
-    if (Block)
+    if (Block && !ExternalBlock)
       cudaFree(Block);
+    if (OwnTables && Tables)
+      cudaFree(Tables);
   }
 
-  Error init();
+  /// Offsets in the context's block; returns its size. Without own I/O
+  /// there are no input/output buffers in it.
+  uint64_t layout(bool OwnIo, std::vector<uint64_t> &InOff,
+                  std::vector<uint64_t> &OutOff, uint64_t &WsOff);
+  /// Creates handles and calls; allocates the block unless External.
+  Error init(char *External = nullptr, uint64_t ExternalBytes = 0);
   const char *resolve(const BufferRef &R) const {
     switch (R.Space) {
     case BufferSpace::Weights:
-      return static_cast<const char *>(M->Weights) + R.Offset;
+      return M->weightPtr(R.Offset);
     case BufferSpace::Arena:
       return Arena + R.Offset;
     case BufferSpace::Input:
@@ -565,7 +669,41 @@ struct ExecutionContext::Impl {
   Error runGraph(cudaStream_t S);
 };
 
-Error ExecutionContext::Impl::init() {
+uint64_t ExecutionContext::Impl::layout(bool OwnIo,
+                                        std::vector<uint64_t> &InOff,
+                                        std::vector<uint64_t> &OutOff,
+                                        uint64_t &WsOff) {
+  const Plan &P = M->P;
+  uint64_t Size = alignTo256(P.ArenaBytes);
+  InOff.clear();
+  OutOff.clear();
+  if (OwnIo) {
+    for (const TensorInfo &T : M->Inputs) {
+      InOff.push_back(Size);
+      Size += alignTo256(T.bytes());
+    }
+    for (const TensorInfo &T : M->Outputs) {
+      OutOff.push_back(Size);
+      Size += alignTo256(T.bytes());
+    }
+  }
+  WsOff = Size;
+  Size += alignTo256(M->WorkspaceBytes);
+  PtrTableBase = Size;
+  PtrTableOff.clear();
+  uint64_t Slots = 0;
+  for (const GemmConfig &C : P.Gemms) {
+    PtrTableOff.push_back(C.pointerArrays() ? Slots * 8 : 0);
+    if (C.pointerArrays())
+      Slots += 4 * uint64_t(C.Batch);
+  }
+  PtrHost.assign(Slots, 0);
+  if (OwnIo) // else the tables get their own allocation
+    Size += alignTo256(Slots * 8);
+  return std::max<uint64_t>(Size, 256);
+}
+
+Error ExecutionContext::Impl::init(char *External, uint64_t ExternalBytes) {
   const Plan &P = M->P;
   if (Expected<const CudaLibraries *> Libs = loadCudaLibraries(); !Libs)
     return Libs.takeError();
@@ -581,33 +719,36 @@ Error ExecutionContext::Impl::init() {
     if (Error E = Convs.back()->init(C))
       return E;
   }
-  uint64_t Size = alignTo256(P.ArenaBytes);
   std::vector<uint64_t> InOff, OutOff;
-  for (const TensorInfo &T : M->Inputs) {
-    InOff.push_back(Size);
-    Size += alignTo256(T.bytes());
+  uint64_t WsOff = 0;
+  uint64_t Size = layout(/*OwnIo=*/!External, InOff, OutOff, WsOff);
+  if (External) {
+    if (ExternalBytes < Size)
+      return rtError("the shared context block has " + Twine(ExternalBytes) +
+                     " bytes, the variant needs " + Twine(Size));
+    Block = External;
+    ExternalBlock = true;
+  } else {
+    SOLDER_CUDA_TRY(cudaMalloc(reinterpret_cast<void **>(&Block), Size),
+                    "cudaMalloc of the " + Twine(Size) +
+                        "-byte execution context");
   }
-  for (const TensorInfo &T : M->Outputs) {
-    OutOff.push_back(Size);
-    Size += alignTo256(T.bytes());
-  }
-  uint64_t WsOff = Size;
-  Size += alignTo256(M->WorkspaceBytes);
-  PtrTableBase = Size;
-  uint64_t Slots = 0;
-  for (const GemmConfig &C : P.Gemms) {
-    PtrTableOff.push_back(C.pointerArrays() ? Size + Slots * 8 : 0);
-    if (C.pointerArrays())
-      Slots += 4 * uint64_t(C.Batch);
-  }
-  PtrHost.assign(Slots, 0);
-  Size += alignTo256(Slots * 8);
-  SOLDER_CUDA_TRY(cudaMalloc(reinterpret_cast<void **>(&Block),
-                             std::max<uint64_t>(Size, 256)),
-                  "cudaMalloc of the " + Twine(Size) +
-                      "-byte execution context");
   Arena = Block;
   Workspace = Block + WsOff;
+  if (!External) {
+    Tables = Block + PtrTableBase;
+  } else if (!PtrHost.empty()) {
+    SOLDER_CUDA_TRY(
+        cudaMalloc(reinterpret_cast<void **>(&Tables), PtrHost.size() * 8),
+        "cudaMalloc of the matmul pointer tables");
+    OwnTables = true;
+  }
+  if (External) {
+    OwnIn.assign(M->Inputs.size(), nullptr);
+    InPtr.assign(M->Inputs.size(), nullptr);
+    OwnOut.assign(M->Outputs.size(), nullptr);
+    OutPtr.assign(M->Outputs.size(), nullptr);
+  }
   for (uint64_t O : InOff) {
     OwnIn.push_back(Block + O);
     InPtr.push_back(Block + O);
@@ -644,7 +785,7 @@ Error ExecutionContext::Impl::refreshArgs(cudaStream_t Stream) {
       const GemmConfig &C = P.Gemms[G];
       if (!C.pointerArrays())
         continue;
-      uint64_t *Tab = PtrHost.data() + (PtrTableOff[G] - PtrTableBase) / 8;
+      uint64_t *Tab = PtrHost.data() + PtrTableOff[G] / 8;
       uint64_t Elem = dtypeSize(C.Elem);
       bool SeparateC = C.CFrom == GemmConfig::CSource::Separate;
       const BufferRef *Refs[4] = {&C.A, &C.B, SeparateC ? &C.C : &C.D, &C.D};
@@ -672,9 +813,8 @@ Error ExecutionContext::Impl::refreshArgs(cudaStream_t Stream) {
     // capturing a graph meanwhile, and a legacy-stream copy would join it.
     SOLDER_CUDA_TRY(cudaStreamSynchronize(Stream),
                     "waiting before updating matmul pointer tables");
-    SOLDER_CUDA_TRY(cudaMemcpyAsync(Block + PtrTableBase, PtrHost.data(),
-                                    PtrHost.size() * 8, cudaMemcpyHostToDevice,
-                                    Stream),
+    SOLDER_CUDA_TRY(cudaMemcpyAsync(Tables, PtrHost.data(), PtrHost.size() * 8,
+                                    cudaMemcpyHostToDevice, Stream),
                     "uploading matmul pointer tables");
     SOLDER_CUDA_TRY(cudaStreamSynchronize(Stream),
                     "uploading matmul pointer tables");
@@ -712,7 +852,7 @@ Error ExecutionContext::Impl::enqueueSteps(cudaStream_t S, size_t First,
       bool SeparateC = C.CFrom == GemmConfig::CSource::Separate;
       const void *Bias = C.hasBias() ? resolve(C.BiasVec) : nullptr;
       if (C.pointerArrays()) {
-        char *Tab = Block + PtrTableOff[St.Index];
+        char *Tab = Tables + PtrTableOff[St.Index];
         uint64_t Arr = uint64_t(C.Batch) * 8;
         E = Gemms[St.Index]->enqueue(Lt, M->GemmAlgos[St.Index], Tab, Tab + Arr,
                                      Bias, SeparateC ? Tab + 2 * Arr : nullptr,
@@ -843,6 +983,14 @@ Expected<std::unique_ptr<ExecutionContext>> CompiledModel::createContext() {
   auto CI = std::make_unique<ExecutionContext::Impl>();
   CI->Model = shared_from_this();
   CI->M = I.get();
+  if (I->Dyn) {
+    CI->Dyn = std::make_unique<DynamicContext>(CI->Model, *I->Dyn);
+    if (I->Backend == ExecutionBackend::Cuda)
+      if (Error E = CI->Dyn->init())
+        return std::move(E);
+    return std::unique_ptr<ExecutionContext>(
+        new ExecutionContext(std::move(CI)));
+  }
   if (I->Backend != ExecutionBackend::Cuda) // runs on the CPU, nothing to set
     return std::unique_ptr<ExecutionContext>(
         new ExecutionContext(std::move(CI)));
@@ -857,9 +1005,41 @@ Expected<std::unique_ptr<ExecutionContext>> CompiledModel::createContext() {
 ExecutionContext::ExecutionContext(std::unique_ptr<Impl> I) : I(std::move(I)) {}
 ExecutionContext::~ExecutionContext() = default;
 
+Error ExecutionContext::setInputShape(unsigned Index, ArrayRef<int64_t> Dims) {
+  if (I->Dyn)
+    return I->Dyn->setInputShape(Index, Dims);
+  if (Index >= I->M->Inputs.size())
+    return rtError("no input #" + Twine(Index));
+  const TensorInfo &T = I->M->Inputs[Index];
+  if (ArrayRef<int64_t>(T.Dims) != Dims)
+    return rtError("input '" + T.Name + "' has the fixed shape " +
+                   typeToString(TensorType(T.Elem, T.Dims)) +
+                   " (compile the model with input ranges to vary it)");
+  return Error::success();
+}
+
+Expected<std::vector<int64_t>>
+ExecutionContext::inputDims(unsigned Index) const {
+  if (I->Dyn)
+    return I->Dyn->inputDims(Index);
+  if (Index >= I->M->Inputs.size())
+    return rtError("no input #" + Twine(Index));
+  return I->M->Inputs[Index].Dims;
+}
+
+Expected<std::vector<int64_t>> ExecutionContext::outputDims(unsigned Index) {
+  if (I->Dyn)
+    return I->Dyn->outputDims(Index);
+  if (Index >= I->M->Outputs.size())
+    return rtError("no output #" + Twine(Index));
+  return I->M->Outputs[Index].Dims;
+}
+
 Error ExecutionContext::bindInput(unsigned Index, const void *DevicePtr) {
   if (I->M->Backend != ExecutionBackend::Cuda)
     return notOnReference("bindInput");
+  if (I->Dyn)
+    return I->Dyn->bindInput(Index, DevicePtr);
   if (Index >= I->InPtr.size())
     return rtError("no input #" + Twine(Index));
   if (!DevicePtr)
@@ -876,6 +1056,8 @@ Error ExecutionContext::bindInput(unsigned Index, const void *DevicePtr) {
 Error ExecutionContext::bindOutput(unsigned Index, void *DevicePtr) {
   if (I->M->Backend != ExecutionBackend::Cuda)
     return notOnReference("bindOutput");
+  if (I->Dyn)
+    return I->Dyn->bindOutput(Index, DevicePtr);
   if (Index >= I->OutPtr.size())
     return rtError("no output #" + Twine(Index));
   if (!DevicePtr)
@@ -890,9 +1072,13 @@ Error ExecutionContext::bindOutput(unsigned Index, void *DevicePtr) {
 }
 
 const void *ExecutionContext::inputBuffer(unsigned Index) const {
+  if (I->Dyn)
+    return I->Dyn->inputBuffer(Index);
   return Index < I->InPtr.size() ? I->InPtr[Index] : nullptr;
 }
 void *ExecutionContext::outputBuffer(unsigned Index) const {
+  if (I->Dyn)
+    return I->Dyn->outputBuffer(Index);
   return Index < I->OutPtr.size() ? I->OutPtr[Index] : nullptr;
 }
 
@@ -900,6 +1086,8 @@ Error ExecutionContext::copyInputFromHost(unsigned Index, const void *Host,
                                           size_t Bytes, cudaStream_t Stream) {
   if (I->M->Backend != ExecutionBackend::Cuda)
     return notOnReference("copyInputFromHost");
+  if (I->Dyn)
+    return I->Dyn->copyInputFromHost(Index, Host, Bytes, Stream);
   if (Index >= I->InPtr.size())
     return rtError("no input #" + Twine(Index));
   const TensorInfo &T = I->M->Inputs[Index];
@@ -920,6 +1108,8 @@ Error ExecutionContext::copyOutputToHost(unsigned Index, void *Host,
                                          size_t Bytes, cudaStream_t Stream) {
   if (I->M->Backend != ExecutionBackend::Cuda)
     return notOnReference("copyOutputToHost");
+  if (I->Dyn)
+    return I->Dyn->copyOutputToHost(Index, Host, Bytes, Stream);
   if (Index >= I->OutPtr.size())
     return rtError("no output #" + Twine(Index));
   const TensorInfo &T = I->M->Outputs[Index];
@@ -938,6 +1128,8 @@ Error ExecutionContext::copyOutputToHost(unsigned Index, void *Host,
 Error ExecutionContext::run(cudaStream_t Stream) {
   if (I->M->Backend != ExecutionBackend::Cuda)
     return notOnReference("run");
+  if (I->Dyn)
+    return I->Dyn->run(Stream);
   if (!I->UseGraph)
     return I->runEager(Stream ? Stream : I->Own);
   if (Stream)
@@ -959,6 +1151,12 @@ Error ExecutionContext::runStepByStep(
     cudaStream_t Stream, function_ref<Error(size_t Step, bool After)> Observe) {
   if (I->M->Backend != ExecutionBackend::Cuda)
     return notOnReference("runStepByStep");
+  if (I->Dyn) {
+    Expected<ExecutionContext *> C = I->Dyn->current();
+    if (!C)
+      return C.takeError();
+    return (*C)->runStepByStep(Stream, Observe);
+  }
   cudaStream_t S = Stream ? Stream : I->Own;
   // Library and kernel code load lazily on a first run: not while another
   // thread captures a graph (see lazyLoadMutex).
@@ -1003,11 +1201,18 @@ struct StepEvents {
 };
 } // namespace
 
-Expected<std::vector<double>>
-ExecutionContext::timeSteps(cudaStream_t Stream, unsigned Runs,
-                            StepTiming Mode, bool Nvtx) {
+Expected<std::vector<double>> ExecutionContext::timeSteps(cudaStream_t Stream,
+                                                          unsigned Runs,
+                                                          StepTiming Mode,
+                                                          bool Nvtx) {
   if (I->M->Backend != ExecutionBackend::Cuda)
     return notOnReference("timeSteps");
+  if (I->Dyn) {
+    Expected<ExecutionContext *> C = I->Dyn->current();
+    if (!C)
+      return C.takeError();
+    return (*C)->timeSteps(Stream, Runs, Mode, Nvtx);
+  }
   if (Runs == 0)
     return rtError("timeSteps needs at least one run");
   cudaStream_t S = Stream ? Stream : I->Own;
@@ -1097,6 +1302,12 @@ Error ExecutionContext::readBuffer(const BufferRef &Ref, void *Host,
                                    size_t Bytes) {
   if (I->M->Backend != ExecutionBackend::Cuda)
     return notOnReference("readBuffer");
+  if (I->Dyn) {
+    Expected<ExecutionContext *> C = I->Dyn->current();
+    if (!C)
+      return C.takeError();
+    return (*C)->readBuffer(Ref, Host, Bytes);
+  }
   if (Ref.Space == BufferSpace::Input && Ref.Index >= I->InPtr.size())
     return rtError("no input #" + Twine(Ref.Index));
   if (Ref.Space == BufferSpace::Output && Ref.Index >= I->OutPtr.size())
@@ -1136,13 +1347,25 @@ int ExecutionContext::device() const {
 ExecutionBackend ExecutionContext::backend() const { return I->M->Backend; }
 const CompiledModel &ExecutionContext::model() const { return *I->Model; }
 
-void ExecutionContext::setUseCudaGraph(bool On) { I->UseGraph = On; }
-bool ExecutionContext::usesCudaGraph() const { return I->UseGraph; }
-uint64_t ExecutionContext::graphLaunches() const { return I->GraphLaunches; }
-StringRef ExecutionContext::cudaGraphFailure() const { return I->GraphFailure; }
+void ExecutionContext::setUseCudaGraph(bool On) {
+  I->UseGraph = On;
+  if (I->Dyn)
+    I->Dyn->setUseCudaGraph(On);
+}
+bool ExecutionContext::usesCudaGraph() const {
+  return I->Dyn ? I->Dyn->usesCudaGraph() : I->UseGraph;
+}
+uint64_t ExecutionContext::graphLaunches() const {
+  return I->Dyn ? I->Dyn->graphLaunches() : I->GraphLaunches;
+}
+StringRef ExecutionContext::cudaGraphFailure() const {
+  return I->Dyn ? I->Dyn->cudaGraphFailure() : StringRef(I->GraphFailure);
+}
 
 Expected<std::vector<Tensor>> ExecutionContext::runHost(ArrayRef<Tensor> Inputs,
                                                         cudaStream_t Stream) {
+  if (I->Dyn)
+    return I->Dyn->runHost(Inputs, Stream);
   const auto &Ins = I->M->Inputs;
   if (Inputs.size() != Ins.size())
     return rtError("the model takes " + Twine(Ins.size()) + " inputs, got " +
@@ -1177,6 +1400,55 @@ Expected<std::vector<Tensor>> ExecutionContext::runHost(ArrayRef<Tensor> Inputs,
     Out.push_back(std::move(R));
   }
   return std::move(Out);
+}
+
+} // namespace solder
+
+//===----------------------------------------------------------------------===//
+// RuntimeAccess: what the dynamic-shape layer (ShapeVariants.cpp) needs
+//===----------------------------------------------------------------------===//
+
+namespace solder {
+
+std::shared_ptr<CompiledModel>
+RuntimeAccess::wrapDynamic(std::unique_ptr<ShapeVariants> SV) {
+  auto I = std::make_unique<CompiledModel::Impl>();
+  I->Inputs.assign(SV->inputs().begin(), SV->inputs().end());
+  I->Outputs.assign(SV->outputs().begin(), SV->outputs().end());
+  I->Backend = SV->backend();
+  I->Dyn = std::move(SV);
+  return std::shared_ptr<CompiledModel>(new CompiledModel(std::move(I)));
+}
+
+void RuntimeAccess::useWeightPool(CompiledModel &Variant,
+                                  std::shared_ptr<DeviceWeightPool> Pool) {
+  Variant.I->Pool = std::move(Pool);
+}
+
+Expected<uint64_t> RuntimeAccess::contextBlockBytes(CompiledModel &Variant) {
+  if (Error E = Variant.loadOnDevice())
+    return std::move(E);
+  ExecutionContext::Impl Probe;
+  Probe.M = Variant.I.get();
+  std::vector<uint64_t> InOff, OutOff;
+  uint64_t WsOff;
+  return Probe.layout(/*OwnIo=*/false, InOff, OutOff, WsOff);
+}
+
+Expected<std::unique_ptr<ExecutionContext>>
+RuntimeAccess::createContextIn(CompiledModel &Variant, char *Block,
+                               uint64_t Bytes) {
+  if (Error E = Variant.loadOnDevice())
+    return std::move(E);
+  auto CI = std::make_unique<ExecutionContext::Impl>();
+  CI->Model = Variant.shared_from_this();
+  CI->M = Variant.I.get();
+  {
+    std::lock_guard<std::mutex> Lazy(lazyLoadMutex()); // library handles
+    if (Error E = CI->init(Block, Bytes))
+      return std::move(E);
+  }
+  return std::unique_ptr<ExecutionContext>(new ExecutionContext(std::move(CI)));
 }
 
 } // namespace solder

@@ -67,6 +67,31 @@ TEST(DTypeTest, HalfKnownValues) {
   EXPECT_NE(N & 0x03ff, 0) << "NaN must stay NaN";
 }
 
+TEST(DTypeTest, InlineHalfConversionEqualsTheFullOne) {
+  // The inline fast path against the full conversion: every exponent, with
+  // mantissas around the rounding points and random ones, both signs; and
+  // its negative twin: values outside the fast range go to the full one.
+  uint32_t State = 12345;
+  for (uint32_t Exp = 0; Exp < 256; ++Exp)
+    for (uint32_t K = 0; K < 4096; ++K) {
+      State = State * 1664525u + 1013904223u;
+      uint32_t Mant =
+          K < 16 ? (0x1000u * K + (K & 1)) & 0x7fffffu : State & 0x7fffffu;
+      for (uint32_t Sign : {0u, 0x80000000u}) {
+        uint32_t Bits = Sign | Exp << 23 | Mant;
+        float F;
+        std::memcpy(&F, &Bits, 4);
+        uint16_t Fast = floatToHalf(F), Full = floatToHalfSlow(F);
+        if (std::isnan(F)) {
+          ASSERT_EQ(Fast & 0x7c00, 0x7c00);
+          ASSERT_NE(Fast & 0x3ff, 0);
+        } else {
+          ASSERT_EQ(Fast, Full) << std::hex << Bits;
+        }
+      }
+    }
+}
+
 TEST(DTypeTest, HalfRoundsToNearestEven) {
   // 1 + 2^-11 is halfway between 1 (even mantissa) and 1 + 2^-10.
   EXPECT_EQ(floatToHalf(1.0f + std::ldexp(1.0f, -11)), 0x3c00);

@@ -593,6 +593,29 @@ TEST(CliTest, CompileKeepsAskingForUnboundDims) {
   EXPECT_FALSE(llvm::sys::fs::exists(Tmp.path("m.plan")));
 }
 
+TEST(CliTest, CompileRefusesShapeRangesBench) {
+  // A plan file holds one shape: a range is refused by compile and named
+  // with where it is taken; bad range text is refused too. Its twin: the
+  // same model compiles with one concrete shape.
+  if (!haveGpuCommands())
+    GTEST_SKIP() << "built without the CUDA toolkit";
+  TempDir Tmp;
+  CliResult R = runSolder({"compile", dataPath("tiny_mlp.onnx"), "-o",
+                           Tmp.path("m.plan"), "--arch", "sm_90", "--shape",
+                           "x=1..8x4"},
+                          /*OpensNvrtc=*/true);
+  EXPECT_EQ(R.Code, 2);
+  EXPECT_TRUE(contains(R.Err, "ranges (dynamic shapes) are taken by `solder "
+                              "bench`"))
+      << R.Err;
+  EXPECT_FALSE(llvm::sys::fs::exists(Tmp.path("m.plan")));
+  CliResult Ok = runSolder({"compile", dataPath("tiny_mlp.onnx"), "-o",
+                            Tmp.path("m.plan"), "--arch", "sm_90", "--shape",
+                            "x=8x4"},
+                           /*OpensNvrtc=*/true);
+  EXPECT_EQ(Ok.Code, 0) << Ok.Err;
+}
+
 TEST(CliFusion, CompileFusionReportJson) {
   if (!haveGpuCommands())
     GTEST_SKIP() << "built without the CUDA toolkit";

@@ -1,0 +1,184 @@
+//===- ShapeVariants.h - Dynamic shapes as per-shape variants ---*- C++ -*-===//
+//
+// A model compiled with input ranges (`--shape input_ids=1..32x8..512`)
+// serves every shape in them. Design: each concrete shape a run asks for is
+// compiled into a variant, a static CompiledModel whose kernels have that
+// shape's dims baked in (so once warm a dynamic model runs exactly as fast
+// as a static plan of that shape), and
+//   - variants share the device weights: a DeviceWeightPool uploads each
+//     distinct constant once (keyed by size and two 64-bit content hashes),
+//     so a new shape uploads only the few constants that depend on it;
+//   - NVRTC's disk cache is shared, and kernels whose source does not
+//     depend on the shape (most of a transformer's) are not recompiled;
+//   - an execution context keeps, per shape, the variant's context with its
+//     captured CUDA graph, in an LRU of CompileOptions::MaxShapeVariants;
+//     all of them use one device block sized for the largest variant seen
+//     (the max shape's, compiled eagerly), plus input/output buffers sized
+//     for the max shape, so switching shapes allocates nothing.
+// The cost is the first run of a new shape: the pass pipeline, plan
+// building and any kernel not yet in the cache (measured by `solder bench
+// --run-shape`). Generated kernels taking varying dims as parameters would
+// remove it and are the planned next step; this layer stays the cache over
+// them.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SOLDER_RUNTIME_CUDA_SHAPEVARIANTS_H
+#define SOLDER_RUNTIME_CUDA_SHAPEVARIANTS_H
+
+#include "solder/Solder.h"
+#include <cstdint>
+#include <list>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <tuple>
+#include <vector>
+
+typedef struct CUevent_st *cudaEvent_t;
+
+namespace solder {
+
+/// Device copies of constants, each distinct byte string once, shared by
+/// the variants of one dynamic model. Thread-safe.
+class DeviceWeightPool {
+public:
+  ~DeviceWeightPool();
+  /// The device copy of Bytes, uploaded now when it is new.
+  llvm::Expected<const void *> get(llvm::StringRef Bytes);
+  uint64_t bytes() const;
+
+private:
+  struct Key {
+    uint64_t Size, H1, H2;
+    bool operator<(const Key &O) const {
+      return std::tie(Size, H1, H2) < std::tie(O.Size, O.H1, O.H2);
+    }
+  };
+  mutable std::mutex Mu;
+  std::map<Key, void *> Ptrs;
+  uint64_t Total = 0;
+};
+
+/// The variants of one dynamic model, by concrete input shape.
+class ShapeVariants {
+public:
+  /// Validates Opts.InputRanges against the model (Path, else Bytes) and
+  /// compiles the max-shape variant.
+  static llvm::Expected<std::unique_ptr<ShapeVariants>>
+  create(std::string Path, std::string Bytes, const CompileOptions &Opts);
+
+  llvm::ArrayRef<TensorInfo> inputs() const { return Inputs; }
+  llvm::ArrayRef<TensorInfo> outputs() const { return Outputs; }
+  /// The variant at every range's Max (kept for the model's lifetime).
+  const std::shared_ptr<CompiledModel> &maxVariant() const { return Max; }
+  /// An error naming the input and dim when Dims is not in the ranges,
+  /// or when dims of one symbol disagree.
+  llvm::Error check(llvm::ArrayRef<std::vector<int64_t>> Dims) const;
+  llvm::Error checkInput(unsigned Index, llvm::ArrayRef<int64_t> Dims) const;
+  /// Per dim of input Index: the (input, dim) whose size it takes (the
+  /// first ranged dim of its symbol; itself when untied).
+  llvm::ArrayRef<std::pair<unsigned, unsigned>> tiedTo(unsigned Index) const;
+  /// The variant for Dims (checked), compiled now when not kept.
+  llvm::Expected<std::shared_ptr<CompiledModel>>
+  get(llvm::ArrayRef<std::vector<int64_t>> Dims);
+  size_t compiled() const;
+  unsigned capacity() const { return Opts.MaxShapeVariants; }
+  ExecutionBackend backend() const { return Opts.Backend; }
+  const std::shared_ptr<DeviceWeightPool> &pool() const { return Pool; }
+
+  /// "2x128,2x128": the key of a shape (one entry per input).
+  static std::string key(llvm::ArrayRef<std::vector<int64_t>> Dims);
+
+private:
+  llvm::Expected<std::shared_ptr<CompiledModel>>
+  compile(llvm::ArrayRef<std::vector<int64_t>> Dims) const;
+
+  std::string Path, Bytes;
+  CompileOptions Opts;
+  std::vector<std::string> InputNames;
+  std::vector<std::vector<std::pair<unsigned, unsigned>>> Source;
+  std::vector<TensorInfo> Inputs, Outputs;
+  std::shared_ptr<CompiledModel> Max;
+  std::shared_ptr<DeviceWeightPool> Pool;
+  mutable std::mutex Mu;
+  /// Most recently used first.
+  std::list<std::pair<std::string, std::shared_ptr<CompiledModel>>> Lru;
+  size_t Compiles = 0;
+};
+
+/// The per-shape state of one execution context of a dynamic model.
+class DynamicContext {
+public:
+  DynamicContext(std::shared_ptr<CompiledModel> Model, ShapeVariants &SV);
+  ~DynamicContext();
+  /// Allocates the input/output buffers and the shared block (cuda).
+  llvm::Error init();
+
+  llvm::Error setInputShape(unsigned Index, llvm::ArrayRef<int64_t> Dims);
+  llvm::Expected<std::vector<int64_t>> inputDims(unsigned Index) const;
+  llvm::Expected<std::vector<int64_t>> outputDims(unsigned Index);
+  llvm::Error bindInput(unsigned Index, const void *Ptr);
+  llvm::Error bindOutput(unsigned Index, void *Ptr);
+  const void *inputBuffer(unsigned Index) const;
+  void *outputBuffer(unsigned Index) const;
+  llvm::Error copyInputFromHost(unsigned Index, const void *Host, size_t Bytes,
+                                cudaStream_t Stream);
+  llvm::Error copyOutputToHost(unsigned Index, void *Host, size_t Bytes,
+                               cudaStream_t Stream);
+  llvm::Error run(cudaStream_t Stream);
+  llvm::Expected<std::vector<Tensor>> runHost(llvm::ArrayRef<Tensor> Inputs,
+                                              cudaStream_t Stream);
+  /// The context of the current shape (created, bound and ready to run):
+  /// what runStepByStep, timeSteps and readBuffer go through.
+  llvm::Expected<ExecutionContext *> current();
+  void setUseCudaGraph(bool On);
+  bool usesCudaGraph() const { return UseGraph; }
+  uint64_t graphLaunches() const;
+  llvm::StringRef cudaGraphFailure() const;
+
+private:
+  struct Entry {
+    std::string Key;
+    std::shared_ptr<CompiledModel> Variant;
+    std::unique_ptr<ExecutionContext> Ctx;
+  };
+  llvm::Expected<Entry *> entry();
+  size_t bytesOf(const TensorInfo &T, llvm::ArrayRef<int64_t> Dims) const;
+  llvm::Error growOutputs(const CompiledModel &Variant);
+
+  std::shared_ptr<CompiledModel> Model; ///< keeps SV alive
+  ShapeVariants &SV;
+  std::vector<std::vector<int64_t>> InDims;
+  char *InBlock = nullptr, *OutBlock = nullptr, *Shared = nullptr;
+  uint64_t SharedBytes = 0;
+  std::vector<char *> OwnIn, OwnOut;
+  std::vector<uint64_t> OutSlot;
+  std::vector<const void *> InBind;
+  std::vector<void *> OutBind;
+  std::list<Entry> Lru; ///< most recently used first
+  bool UseGraph = true;
+  uint64_t DroppedLaunches = 0;
+  cudaStream_t Own = nullptr;
+  cudaEvent_t Before = nullptr, After = nullptr;
+};
+
+/// Runtime internals the dynamic layer needs (Runtime.cpp).
+struct RuntimeAccess {
+  static std::shared_ptr<CompiledModel>
+  wrapDynamic(std::unique_ptr<ShapeVariants> SV);
+  /// The variant reads its weights from Pool instead of its own buffer.
+  static void useWeightPool(CompiledModel &Variant,
+                            std::shared_ptr<DeviceWeightPool> Pool);
+  /// The device block a context of Variant needs without its own input and
+  /// output buffers (loads Variant onto the device first).
+  static llvm::Expected<uint64_t> contextBlockBytes(CompiledModel &Variant);
+  /// A context of Variant whose arena, workspace and tables live in Block
+  /// (at least contextBlockBytes); inputs/outputs must be bound.
+  static llvm::Expected<std::unique_ptr<ExecutionContext>>
+  createContextIn(CompiledModel &Variant, char *Block, uint64_t Bytes);
+};
+
+} // namespace solder
+
+#endif
