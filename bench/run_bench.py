@@ -326,17 +326,34 @@ def main():
                     pdir = a.out or work
                     os.makedirs(pdir, exist_ok=True)
                     trace = os.path.join(pdir, f"trace-{name}_b{batch}.json")
+                    # One tuned plan for profile and bench: cuDNN measures
+                    # its algorithms per process and may pick others.
+                    plan = os.path.join(pdir, f"{name}_b{batch}.plan")
+                    run([solder, "compile", path, "-o", plan, "--tune",
+                         "--cache-dir", cache, "--precision", a.precision,
+                         "--layout", a.layout], timeout=900)
                     with open(os.path.join(
                             pdir, f"profile-{name}_b{batch}.txt"), "w") as f:
-                        f.write(run([solder, "profile", path, "--runs", "50",
-                                     "--cache-dir", cache, "--precision",
-                                     a.precision, "--layout", a.layout],
-                                    timeout=900))
+                        f.write(run([solder, "profile", plan, "--runs", "50",
+                                     "--cache-dir", cache], timeout=900))
                     prof = json.loads(run(
-                        [solder, "profile", path, "--json", "--runs", "50",
-                         "--trace", trace, "--cache-dir", cache,
-                         "--precision", a.precision, "--layout", a.layout],
+                        [solder, "profile", plan, "--json", "--runs", "50",
+                         "--trace", trace, "--cache-dir", cache],
                         timeout=900).strip().splitlines()[-1])
+                    nograph = json.loads(run(
+                        [solder, "bench", plan, "--json", "--no-cuda-graph",
+                         "--iters", "50", "--cache-dir", cache],
+                        timeout=900).strip().splitlines()[-1])
+                    with open(trace) as f:
+                        events = [e for e in json.load(f)["traceEvents"]
+                                  if e.get("ph") == "X"]
+                    notes.append(
+                        f"{tag}: profile launched total "
+                        f"{prof['launched_ms']:.3f} ms vs bench "
+                        f"--no-cuda-graph {nograph['median_ms']:.3f} ms "
+                        f"({prof['launched_ms'] / nograph['median_ms']:.3f}x);"
+                        f" trace {len(events)} events for "
+                        f"{len(prof['steps'])} steps")
                     kinds = {k["kind"]: k for k in prof["by_kind"]}
                     lib = sum(kinds[k]["pct"] for k in ("cudnn", "cublaslt")
                               if k in kinds)
@@ -344,9 +361,10 @@ def main():
                     row["profile_library_pct"] = lib
                     notes.append(
                         f"{tag}: solder profile: plan graph "
-                        f"{prof['graph_ms']:.3f} ms, steps timed in a graph "
-                        f"{prof['gpu_steps_ms']:.3f} ms, launched one by one "
-                        f"{prof['steps_ms']:.3f} ms; library calls "
+                        f"{prof['graph_ms']:.3f} ms, launched one by one "
+                        f"{prof['launched_ms']:.3f} ms, step GPU times "
+                        f"({prof['gpu_timing']}) "
+                        f"{prof['gpu_steps_ms']:.3f} ms; library calls "
                         f"{lib:.0f}% of step time, generated kernels "
                         f"{kinds.get('kernel', {}).get('pct', 0):.0f}%; "
                         "slowest: " + "; ".join(

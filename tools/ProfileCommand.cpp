@@ -1,14 +1,17 @@
 //===- ProfileCommand.cpp - `solder profile MODEL` ------------------------===//
 //
-// Where a run's time goes, step by step, timed two ways
-// (ExecutionContext::timeSteps, medians of --runs): captured with a CUDA
-// event after each step into one graph (each step's GPU time as the plan
-// runs it: the table's "gpu ms", percentages and roofline), and launched
-// back to back (their sum is the run time of `solder bench
-// --no-cuda-graph`: the host's launch cost of each step shows there). The
-// plan's own graph replay is timed too, as the total a user gets. Each step
-// gets its FLOPs and bytes moved (library calls from their configuration; a
-// generated kernel from its group's operands and results, when the kernel is
+// Where a run's time goes, step by step (ExecutionContext::timeSteps,
+// medians of --runs): each step's GPU time as the plan's graph runs it,
+// captured with a CUDA event after each step into one graph (or, where
+// library calls cannot be captured with events between them, launched back
+// to back behind a host gate so the GPU never waits for the host): the
+// table's "gpu ms", percentages and roofline; and each step launched with an
+// event after it ("launch ms": the host's launch cost shows there, the
+// events' own cost included). Whole runs are timed too, without per-step
+// events: the plan's graph replay (the total a user gets) and the steps
+// launched one by one (what `solder bench --no-cuda-graph` measures). Each
+// step gets its FLOPs and bytes moved (library calls from their configuration;
+// a generated kernel from its group's operands and results, when the kernel is
 // the group's only step), achieved TFLOP/s and GB/s, and the share of its
 // roofline bound, max(FLOPs / peak FLOP/s, bytes / peak bandwidth), with the
 // peaks computed from the device (currentGpuPeaks). Also: a summary by step
@@ -195,11 +198,12 @@ struct ProfileResources {
 
 } // namespace
 
-/// Median milliseconds of Runs graph replays.
-static Expected<double> timeGraphRuns(ExecutionContext &C, ProfileResources &R,
-                                      unsigned Runs) {
-  C.setUseCudaGraph(true);
-  for (int I = 0; I < 3; ++I)
+/// Median milliseconds of Runs whole runs: graph replays, or the steps
+/// launched one by one as `solder bench --no-cuda-graph` runs them.
+static Expected<double> timeWholeRuns(ExecutionContext &C, ProfileResources &R,
+                                      unsigned Runs, bool Graph) {
+  C.setUseCudaGraph(Graph);
+  for (int I = 0; I < 10; ++I) // as bench's default warm-up
     if (Error E = C.run(R.Stream))
       return std::move(E);
   std::vector<double> Ms;
@@ -264,7 +268,11 @@ static Error profile(json::Object &Out) {
                                       R.Stream))
       return E;
   }
-  Expected<double> GraphMs = timeGraphRuns(C, R, ProfileRuns);
+  Expected<double> LaunchedRunMs =
+      timeWholeRuns(C, R, ProfileRuns, /*Graph=*/false);
+  if (!LaunchedRunMs)
+    return LaunchedRunMs.takeError();
+  Expected<double> GraphMs = timeWholeRuns(C, R, ProfileRuns, /*Graph=*/true);
   if (!GraphMs)
     return GraphMs.takeError();
   Expected<std::vector<double>> LaunchedMs =
@@ -272,13 +280,23 @@ static Error profile(json::Object &Out) {
                   /*Nvtx=*/true);
   if (!LaunchedMs)
     return LaunchedMs.takeError();
-  // GPU time per step as the graph runs it; the launched figures stand in
-  // when the timed steps cannot be captured.
+  // GPU time per step as the graph runs it; when the steps cannot be
+  // captured with events between them, launched back to back behind a
+  // gate (GPU time without launch gaps, no capture); the launched figures
+  // only when that fails too.
   Expected<std::vector<double>> StepMs = C.timeSteps(
       R.Stream, ProfileRuns, ExecutionContext::StepTiming::InGraph, false);
+  Out["gpu_timing"] = "graph";
   if (!StepMs) {
     Out["graph_timing_failure"] = toString(StepMs.takeError());
+    StepMs = C.timeSteps(R.Stream, ProfileRuns,
+                         ExecutionContext::StepTiming::Queued, false);
+    Out["gpu_timing"] = "queued";
+  }
+  if (!StepMs) {
+    Out["queued_timing_failure"] = toString(StepMs.takeError());
     StepMs = *LaunchedMs;
+    Out["gpu_timing"] = "launched";
   }
 
   const Plan &P = (*M)->plan();
@@ -366,7 +384,8 @@ static Error profile(json::Object &Out) {
                               {"half_tflops", Peaks->HalfTflops}};
   Out["runs"] = int64_t(ProfileRuns);
   Out["graph_ms"] = *GraphMs;
-  Out["steps_ms"] = LaunchedSum;
+  Out["launched_ms"] = *LaunchedRunMs;
+  Out["launched_steps_ms"] = LaunchedSum;
   Out["gpu_steps_ms"] = Sum;
   Out["steps"] = std::move(Steps);
   Out["by_kind"] = std::move(Kinds);
@@ -406,21 +425,36 @@ int runProfileCommand() {
                     *Pk.getNumber("half_tflops"), *Pk.getNumber("tf32_tflops"),
                     *Pk.getNumber("fp32_tflops"));
   double Sum = *Out.getNumber("gpu_steps_ms");
-  outs() << formatv("one run: {0:F3} ms as the plan's CUDA graph; steps "
-                    "timed inside a graph sum to {1:F3} ms (gpu ms below), "
-                    "launched one by one to {2:F3} ms (launch ms); medians "
-                    "of {3} runs\n",
-                    *Out.getNumber("graph_ms"), Sum, *Out.getNumber("steps_ms"),
-                    *Out.getInteger("runs"));
+  StringRef How = *Out.getString("gpu_timing");
+  const json::Array &Steps = *Out.getArray("steps");
+  outs() << formatv(
+      "one run: {0:F3} ms as the plan's CUDA graph, {1:F3} ms launched one "
+      "by one (as bench --no-cuda-graph); the steps' GPU times (gpu ms, {2}) "
+      "sum to {3:F3} ms; launched with an event after each they sum to "
+      "{4:F3} ms (launch ms, the events' own cost included); medians of {5} "
+      "runs\n",
+      *Out.getNumber("graph_ms"), *Out.getNumber("launched_ms"),
+      How == "graph"    ? "timed inside a graph"
+      : How == "queued" ? "queued back to back behind a host gate"
+                        : "launched",
+      Sum, *Out.getNumber("launched_steps_ms"), *Out.getInteger("runs"));
+  if (How != "launched" && !Steps.empty())
+    outs() << formatv("note: each step's gpu ms includes its timing event "
+                      "(the steps' sum exceeds the graph run by {0:F2} us "
+                      "per step)\n",
+                      1000 * (Sum - *Out.getNumber("graph_ms")) /
+                          double(Steps.size()));
   if (auto Why = Out.getString("graph_timing_failure"))
-    outs() << "note: the steps could not be timed in a graph (" << *Why
+    outs() << "note: the steps could not be timed inside a graph (" << *Why
+           << ")\n";
+  if (auto Why = Out.getString("queued_timing_failure"))
+    outs() << "note: nor queued behind a gate (" << *Why
            << "): gpu ms are the launched times\n";
   outs() << "\n"
          << formatv("{0,4}  {1,5}  {2,-8}  {3,8}  {4,8}  {5,5}  {6,8}  {7,9}  "
                     "{8,8}  {9,7}  {10,5}  {11}\n",
                     "step", "group", "kind", "gpu ms", "launch", "%", "GFLOP",
                     "MB", "TFLOP/s", "GB/s", "roof%", "what");
-  const json::Array &Steps = *Out.getArray("steps");
   for (const json::Value &V : Steps) {
     const json::Object &J = *V.getAsObject();
     double Ms = *J.getNumber("ms");

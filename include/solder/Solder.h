@@ -292,6 +292,11 @@ public:
     /// Captured with the events into one CUDA graph and replayed: each
     /// step's GPU time as the plan's graph runs it.
     InGraph,
+    /// Launched back to back behind a host gate that holds the stream
+    /// until every step is enqueued: each step's GPU time without the
+    /// host's launch gaps, and without capturing (for plans whose steps
+    /// cannot be captured together with events).
+    Queued,
   };
   /// Times every step: Runs runs with a CUDA event after each step, after
   /// one untimed run; returns each step's median milliseconds. With Nvtx

@@ -27,10 +27,13 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/raw_ostream.h"
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <mutex>
 #include <nvtx3/nvToolsExt.h>
+#include <thread>
 
 using namespace llvm;
 
@@ -1180,6 +1183,21 @@ Error ExecutionContext::runStepByStep(
 }
 
 namespace {
+/// Holds a stream (through cudaLaunchHostFunc) until opened, so the work
+/// enqueued behind it runs back to back. A gate never opened lets the
+/// stream go after two seconds: a host blocked on a full launch queue
+/// cannot deadlock with it.
+struct StreamGate {
+  std::atomic<bool> Open{false};
+  static void CUDART_CB wait(void *P) {
+    auto *G = static_cast<StreamGate *>(P);
+    auto Until = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+    while (!G->Open.load(std::memory_order_acquire) &&
+           std::chrono::steady_clock::now() < Until)
+      std::this_thread::yield();
+  }
+};
+
 /// A captured graph and its executable, destroyed on scope exit.
 struct GraphHolder {
   cudaGraph_t G = nullptr;
@@ -1228,9 +1246,14 @@ Expected<std::vector<double>> ExecutionContext::timeSteps(cudaStream_t Stream,
   if (!I->FirstRunDone)
     Lazy.lock();
   SOLDER_CUDA_TRY(cudaStreamSynchronize(S), "waiting for earlier work");
-  // Launches the steps with an event after each (also what is captured).
+  // Launches the steps with an event after each (also what is captured:
+  // inside a capture only an external record becomes a node that records
+  // the event when the graph runs; a plain one just orders the capture).
+  unsigned RecordFlags =
+      Mode == StepTiming::InGraph ? cudaEventRecordExternal : 0;
   auto Enqueue = [&]() -> Error {
-    SOLDER_CUDA_TRY(cudaEventRecord(Ev.E[0], S), "cudaEventRecord");
+    SOLDER_CUDA_TRY(cudaEventRecordWithFlags(Ev.E[0], S, RecordFlags),
+                    "cudaEventRecord");
     for (size_t K = 0; K < N; ++K) {
       bool Range = Nvtx && Mode == StepTiming::Launched;
       if (Range) {
@@ -1246,7 +1269,8 @@ Expected<std::vector<double>> ExecutionContext::timeSteps(cudaStream_t Stream,
         nvtxRangePop();
       if (E)
         return E;
-      SOLDER_CUDA_TRY(cudaEventRecord(Ev.E[K + 1], S), "cudaEventRecord");
+      SOLDER_CUDA_TRY(cudaEventRecordWithFlags(Ev.E[K + 1], S, RecordFlags),
+                      "cudaEventRecord");
     }
     return Error::success();
   };
@@ -1272,10 +1296,21 @@ Expected<std::vector<double>> ExecutionContext::timeSteps(cudaStream_t Stream,
   std::vector<std::vector<double>> Ms(N);
   // Run 0 warms up (lazy loading, caches) and is not kept.
   for (unsigned R = 0; R <= Runs; ++R) {
+    StreamGate Gate;
     if (Mode == StepTiming::InGraph) {
       SOLDER_CUDA_TRY(cudaGraphLaunch(Graph.Exec, S), "cudaGraphLaunch");
-    } else if (Error E = Enqueue()) {
-      return std::move(E);
+    } else {
+      // Not the warm-up run: a library loading lazily may wait on the
+      // stream it is called for.
+      if (Mode == StepTiming::Queued && R > 0)
+        SOLDER_CUDA_TRY(cudaLaunchHostFunc(S, StreamGate::wait, &Gate),
+                        "cudaLaunchHostFunc");
+      Error E = Enqueue();
+      Gate.Open.store(true, std::memory_order_release);
+      if (E) {
+        cudaStreamSynchronize(S); // the gate must not outlive this scope
+        return std::move(E);
+      }
     }
     SOLDER_CUDA_TRY(cudaEventSynchronize(Ev.E[N]), "running the steps");
     I->FirstRunDone = true;

@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# compute-sanitizer over solder on the GPU machine: memcheck, racecheck,
+# initcheck and synccheck, each over `solder run --backend cuda
+# --random-inputs` of every shared model, fused and unfused (and fp16 for
+# the fused ones), and memcheck over the dynamic-shape and runtime GPU
+# tests. A run passes when the tool reports 0 errors; the summary gives the
+# tool's error count per run. tools/gpu-test.sh calls it (step 4b); it also
+# runs alone.
+#
+# Usage: tools/gpu-sanitize.sh [BUILD_DIR]   (after tools/gpu-test.sh has set
+#        up LD_LIBRARY_PATH and SOLDER_SHARED_DIR, or with them set)
+# Environment:
+#   SOLDER_OUT          logs (default: $OUT, else /tmp/solder-gpu)
+#   SOLDER_SHARED_DIR   the shared folder (models/)
+#   SOLDER_SANITIZE_TOOLS  tools to run (default: all four)
+#   SOLDER_SANITIZE_TIMEOUT  seconds per run (default 300)
+#   SOLDER_SANITIZE_MODELS   shared model names to run (default: all)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+BUILD=${1:-build}
+LOGS=${SOLDER_OUT:-${OUT:-/tmp/solder-gpu}}/sanitizer
+mkdir -p "$LOGS"
+SOLDER="$BUILD/tools/solder"
+SHARED=${SOLDER_SHARED_DIR:-../shared}
+TOOLS=${SOLDER_SANITIZE_TOOLS:-memcheck racecheck initcheck synccheck}
+LIMIT=${SOLDER_SANITIZE_TIMEOUT:-300}
+CS=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+[ -x "$CS" ] || CS=/usr/local/cuda-13.0/bin/compute-sanitizer
+if [ ! -x "$CS" ]; then
+  echo "SKIP compute-sanitizer: not found"
+  exit 0
+fi
+FAILED=0
+
+# One sanitized command: the tool's error summary decides.
+check() { # tag tool cmd...
+  local tag=$1 tool=$2; shift 2
+  local log="$LOGS/$tag-$tool.log"
+  timeout "$LIMIT" "$CS" --tool "$tool" --error-exitcode 99 \
+    --print-limit 20 "$@" > "$log" 2>&1
+  local rc=$?
+  local summary
+  summary=$(grep -E "ERROR SUMMARY|LEAK SUMMARY|RACECHECK SUMMARY" "$log" |
+            tail -1)
+  if [ $rc -eq 0 ]; then
+    echo "PASS $tool $tag: ${summary:-no summary}"
+  elif [ $rc -eq 124 ]; then
+    echo "TIMEOUT $tool $tag (${LIMIT} s)"; FAILED=$((FAILED + 1))
+  else
+    echo "FAIL $tool $tag (exit $rc): ${summary:-see $log}"
+    grep -m 5 -E "^=========  *(Invalid|Uninitialized|Race|Barrier|Error)" \
+      "$log"
+    FAILED=$((FAILED + 1))
+  fi
+}
+
+declare -A SHAPES=(
+  [bert_mini_opset14]="--shape B=2 --shape S=32"
+  [mobilenetv2_050_opset17]="--shape N=1"
+)
+for model in "$SHARED"/models/*.onnx; do
+  [ -f "$model" ] || continue
+  name=$(basename "$model" .onnx)
+  if [ -n "${SOLDER_SANITIZE_MODELS:-}" ] &&
+     [[ " $SOLDER_SANITIZE_MODELS " != *" $name "* ]]; then continue; fi
+  shape=${SHAPES[$name]:-}
+  for variant in fused unfused fp16; do
+    case $variant in
+      fused) extra="" ;;
+      unfused) extra="--no-fusion" ;;
+      fp16) extra="--precision fp16" ;;
+    esac
+    for tool in $TOOLS; do
+      # shellcheck disable=SC2086
+      check "$name-$variant" "$tool" "$SOLDER" run "$model" --backend cuda \
+        --random-inputs $shape $extra --show-values 0
+    done
+  done
+done
+
+for tool in memcheck; do
+  check "runtime-tests" "$tool" "$BUILD/tests/solder_runtime_tests" \
+    --gtest_filter='DynamicShapesTest.*:GpuRuntimeTest.AttentionKernel*:GpuRuntimeTest.StepByStep*'
+done
+
+echo "compute-sanitizer: $FAILED failing run(s); logs in $LOGS"
+[ $FAILED -eq 0 ]
