@@ -15,6 +15,7 @@
 #   SOLDER_SANITIZE_TOOLS  tools to run (default: all four)
 #   SOLDER_SANITIZE_TIMEOUT  seconds per run (default 300)
 #   SOLDER_SANITIZE_MODELS   shared model names to run (default: all)
+#   SOLDER_SANITIZE_ALL=1    also racecheck/initcheck of resnet10 fp32 (slow)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${1:-build}
@@ -36,8 +37,15 @@ FAILED=0
 check() { # tag tool cmd...
   local tag=$1 tool=$2; shift 2
   local log="$LOGS/$tag-$tool.log"
+  # Bulk (TMA) copies are tracked only when asked: without it, initcheck
+  # reports every element a Hopper cuBLASLt kernel stored through TMA as
+  # uninitialized when the next kernel reads it.
+  local extra=()
+  case $tool in
+    memcheck|initcheck) extra=(--check-bulk-copy yes) ;;
+  esac
   timeout "$LIMIT" "$CS" --tool "$tool" --error-exitcode 99 \
-    --print-limit 20 "$@" > "$log" 2>&1
+    --print-limit 20 "${extra[@]}" "$@" > "$log" 2>&1
   local rc=$?
   local summary
   summary=$(grep -E "ERROR SUMMARY|LEAK SUMMARY|RACECHECK SUMMARY" "$log" |
@@ -71,6 +79,26 @@ for model in "$SHARED"/models/*.onnx; do
       fp16) extra="--precision fp16" ;;
     esac
     for tool in $TOOLS; do
+      # initcheck does not see some stores of cuBLASLt's and cuDNN's Hopper
+      # kernels with fused epilogues (fp16): it reports whole outputs of
+      # them as uninitialized when a kernel reads them (28k reports on
+      # bert_mini, none unfused or fp32; --check-bulk-copy does not help).
+      # GpuRuntimeTest.PoisonedArenaRunsStillMatchTheReference checks those
+      # plans instead: every arena byte NaN before each run, outputs still
+      # match.
+      if [ "$tool" = initcheck ] && [ "$variant" = fp16 ]; then
+        echo "SKIP initcheck $name-fp16 (library kernels' stores untracked;" \
+             "see the poisoned-arena test)"
+        continue
+      fi
+      # racecheck and initcheck take minutes on resnet10's fp32 cuDNN
+      # kernels: only with SOLDER_SANITIZE_ALL=1.
+      if [ "${SOLDER_SANITIZE_ALL:-0}" != 1 ] && [ "$name" = resnet10_dynamo ] &&
+         { [ "$tool" = racecheck ] || [ "$tool" = initcheck ]; } &&
+         [ "$variant" != fp16 ]; then
+        echo "SKIP $tool $name-$variant (slow; SOLDER_SANITIZE_ALL=1 runs it)"
+        continue
+      fi
       # shellcheck disable=SC2086
       check "$name-$variant" "$tool" "$SOLDER" run "$model" --backend cuda \
         --random-inputs $shape $extra --show-values 0

@@ -268,6 +268,11 @@ public:
   /// later runs replay it; rebinding a buffer recaptures.
   llvm::Error run(cudaStream_t Stream);
   void setUseCudaGraph(bool On);
+  /// Debugging: before every run the activation arena is filled with 0xFF
+  /// bytes (NaN in every float type, -1 in integers), so a step reading
+  /// memory that no earlier step of the run wrote shows in the outputs.
+  /// Costs a memset per run. Not for dynamic models.
+  void setPoisonArena(bool On);
   bool usesCudaGraph() const;
   /// Graph launches so far (0 while running step by step).
   uint64_t graphLaunches() const;

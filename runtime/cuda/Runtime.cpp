@@ -607,6 +607,7 @@ struct ExecutionContext::Impl {
   cudaEvent_t Before = nullptr, After = nullptr;
 
   bool UseGraph = true;
+  bool PoisonArena = false;
   cudaGraphExec_t Exec = nullptr;
   std::vector<const void *> CapturedIn;
   std::vector<void *> CapturedOut;
@@ -670,6 +671,13 @@ struct ExecutionContext::Impl {
   Error enqueueSteps(cudaStream_t S, size_t First = 0, size_t Last = SIZE_MAX);
   Error runEager(cudaStream_t S);
   Error runGraph(cudaStream_t S);
+  /// setPoisonArena: the arena filled with 0xFF on S, before a run.
+  Error poison(cudaStream_t S) {
+    if (PoisonArena && M->P.ArenaBytes)
+      SOLDER_CUDA_TRY(cudaMemsetAsync(Arena, 0xFF, M->P.ArenaBytes, S),
+                      "poisoning the arena");
+    return Error::success();
+  }
 };
 
 uint64_t ExecutionContext::Impl::layout(bool OwnIo,
@@ -1133,6 +1141,9 @@ Error ExecutionContext::run(cudaStream_t Stream) {
     return notOnReference("run");
   if (I->Dyn)
     return I->Dyn->run(Stream);
+  if (!I->UseGraph || Stream)
+    if (Error E = I->poison(Stream ? Stream : I->Own))
+      return E;
   if (!I->UseGraph)
     return I->runEager(Stream ? Stream : I->Own);
   if (Stream)
@@ -1142,6 +1153,8 @@ Error ExecutionContext::run(cudaStream_t Stream) {
   SOLDER_CUDA_TRY(cudaEventRecord(I->Before, nullptr), "cudaEventRecord");
   SOLDER_CUDA_TRY(cudaStreamWaitEvent(I->Own, I->Before, 0),
                   "cudaStreamWaitEvent");
+  if (Error E = I->poison(I->Own))
+    return E;
   if (Error E = I->runGraph(I->Own))
     return E;
   SOLDER_CUDA_TRY(cudaEventRecord(I->After, I->Own), "cudaEventRecord");
@@ -1387,6 +1400,7 @@ void ExecutionContext::setUseCudaGraph(bool On) {
   if (I->Dyn)
     I->Dyn->setUseCudaGraph(On);
 }
+void ExecutionContext::setPoisonArena(bool On) { I->PoisonArena = On; }
 bool ExecutionContext::usesCudaGraph() const {
   return I->Dyn ? I->Dyn->usesCudaGraph() : I->UseGraph;
 }
