@@ -80,6 +80,7 @@ static FusionFlags BenchFusion(BenchCmd, BenchCat);
 static PrecisionFlags BenchPrecision(BenchCmd, BenchCat);
 static VerbosityFlags BenchVerbosity(BenchCmd, BenchCat);
 static LimitFlags BenchLimits(BenchCmd, BenchCat);
+static DeviceMemoryFlag BenchDeviceMemory(BenchCmd, BenchCat);
 
 cl::SubCommand &benchSubCommand() { return BenchCmd; }
 
@@ -322,6 +323,10 @@ static Error bench(json::Object &Out) {
   BenchVerbosity.apply(Opts, *Display);
   if (Error E = applyLimits(BenchLimits, Opts))
     return E;
+  Expected<uint64_t> DeviceLimit = BenchDeviceMemory.bytes();
+  if (!DeviceLimit)
+    return DeviceLimit.takeError();
+  Opts.MaxDeviceMemory = *DeviceLimit;
   auto T0 = std::chrono::steady_clock::now();
   Expected<std::shared_ptr<CompiledModel>> M =
       loadOrCompileModel(BenchModel, Opts);

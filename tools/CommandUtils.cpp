@@ -383,6 +383,19 @@ Error LimitFlags::apply(PipelineOptions &PO) const {
   return Error::success();
 }
 
+DeviceMemoryFlag::DeviceMemoryFlag(cl::SubCommand &Sub, cl::OptionCategory &Cat)
+    : Limit("max-device-memory", cl::value_desc("bytes"),
+            cl::desc("Device memory the model may hold (weights and each "
+                     "context's arena, I/O and workspace); loading or a "
+                     "context beyond it fails, naming what did not fit"),
+            cl::sub(Sub), cl::cat(Cat)) {}
+
+Expected<uint64_t> DeviceMemoryFlag::bytes() const {
+  if (Limit.empty())
+    return 0;
+  return parseByteSize(Limit, "max-device-memory");
+}
+
 void printTensorSummary(raw_ostream &OS, StringRef Name, const Tensor &T,
                         unsigned MaxValues) {
   OS << Name << ": " << typeToString(T.type());

@@ -149,6 +149,18 @@ private:
   llvm::cl::opt<std::string> MaxConstant, MaxTensor;
 };
 
+/// `--max-device-memory BYTES` of the commands that run on the GPU
+/// (CompiledModel::setDeviceMemoryLimit), declared like LimitFlags.
+class DeviceMemoryFlag {
+public:
+  DeviceMemoryFlag(llvm::cl::SubCommand &Sub, llvm::cl::OptionCategory &Cat);
+  /// The limit in bytes (0 = none), or an error for a malformed value.
+  llvm::Expected<uint64_t> bytes() const;
+
+private:
+  llvm::cl::opt<std::string> Limit;
+};
+
 /// "name: f32[2,3]  min -1 max 2 mean 0.3  [v0, v1, ...]".
 void printTensorSummary(llvm::raw_ostream &OS, llvm::StringRef Name,
                         const Tensor &T, unsigned MaxValues = 8);

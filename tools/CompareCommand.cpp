@@ -122,6 +122,7 @@ static PrecisionFlags CmpPrecision(CompareCmd, CompareCat);
 static Precision CmpPrec = Precision::F32;
 static VerbosityFlags CmpVerbosity(CompareCmd, CompareCat);
 static LimitFlags CmpLimits(CompareCmd, CompareCat);
+static DeviceMemoryFlag CmpDeviceMemory(CompareCmd, CompareCat);
 
 cl::SubCommand &compareSubCommand() { return CompareCmd; }
 
@@ -446,6 +447,10 @@ static int runCompare() {
   Opts.DisabledFusions = CmpFusion.disabledFusions();
   if (Error E = applyLimits(CmpLimits, Opts))
     return reportError(std::move(E));
+  Expected<uint64_t> DeviceLimit = CmpDeviceMemory.bytes();
+  if (!DeviceLimit)
+    return reportError(DeviceLimit.takeError());
+  Opts.MaxDeviceMemory = *DeviceLimit;
   Opts.PerturbGroupId = CmpPerturb;
   Opts.DefaultDimNotes = &CmpVerbosity.notes();
   std::unique_ptr<PhaseDisplay> Display = CmpVerbosity.makeDisplay();

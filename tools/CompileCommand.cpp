@@ -119,6 +119,7 @@ Expected<CompiledOnnxModel> compileOnnxModel(StringRef Path,
   CO.PerturbGroupId = Opts.PerturbGroupId;
   CO.MaxConstantBytes = Opts.MaxConstantBytes;
   CO.MaxTensorBytes = Opts.MaxTensorBytes;
+  CO.MaxDeviceMemory = Opts.MaxDeviceMemory;
   CO.Progress = Opts.Progress;
   CO.OnPhase = Opts.OnPhase;
   for (const auto &E : IO->InputShapes)
@@ -176,8 +177,10 @@ loadOrCompileModel(StringRef Path, const ModelLoadOptions &Opts) {
                                "to a plan file: its fusion was fixed by "
                                "`solder compile`");
     Expected<std::shared_ptr<CompiledModel>> M = CompiledModel::loadPlan(Path);
-    if (M)
+    if (M) {
       (*M)->setPhaseCallback(Opts.OnPhase);
+      (*M)->setDeviceMemoryLimit(Opts.MaxDeviceMemory);
+    }
     return M;
   }
   Expected<CompiledOnnxModel> C = compileOnnxModel(Path, Opts);

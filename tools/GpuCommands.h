@@ -53,6 +53,8 @@ struct ModelLoadOptions {
   /// --max-constant-bytes, --max-tensor-bytes (LimitFlags::apply).
   size_t MaxConstantBytes = DefaultMaxConstantBytes;
   uint64_t MaxTensorBytes = DefaultMaxTensorBytes;
+  /// --max-device-memory (DeviceMemoryFlag); 0 = none.
+  uint64_t MaxDeviceMemory = 0;
   /// Non-null (run, bench, profile, compare): dynamic input dims that no
   /// --shape binds become 1, with a note here (bindUnboundDimsToOne). Null
   /// (compile, dump-kernels): they are an error.

@@ -80,6 +80,7 @@ static FusionFlags ProfileFusion(ProfileCmd, ProfileCat);
 static PrecisionFlags ProfilePrecision(ProfileCmd, ProfileCat);
 static VerbosityFlags ProfileVerbosity(ProfileCmd, ProfileCat);
 static LimitFlags ProfileLimits(ProfileCmd, ProfileCat);
+static DeviceMemoryFlag ProfileDeviceMemory(ProfileCmd, ProfileCat);
 
 cl::SubCommand &profileSubCommand() { return ProfileCmd; }
 
@@ -243,6 +244,10 @@ static Error profile(json::Object &Out) {
   ProfileVerbosity.apply(Opts, *Display);
   if (Error E = applyLimits(ProfileLimits, Opts))
     return E;
+  Expected<uint64_t> DeviceLimit = ProfileDeviceMemory.bytes();
+  if (!DeviceLimit)
+    return DeviceLimit.takeError();
+  Opts.MaxDeviceMemory = *DeviceLimit;
   Expected<std::shared_ptr<CompiledModel>> M =
       loadOrCompileModel(ProfileModel, Opts);
   if (!M)

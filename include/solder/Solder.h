@@ -129,6 +129,9 @@ struct CompileOptions {
   /// fails the compile with the node named.
   size_t MaxConstantBytes = DefaultMaxConstantBytes;
   uint64_t MaxTensorBytes = DefaultMaxTensorBytes;
+  /// Device memory the model may hold (see setDeviceMemoryLimit); 0 = no
+  /// limit but the GPU's.
+  uint64_t MaxDeviceMemory = 0;
   /// Test only: the generated kernel of this group id adds a small error
   /// to its first output, so `solder compare` can be shown to find it.
   int64_t PerturbGroupId = -1;
@@ -210,6 +213,13 @@ public:
   /// recompiled, "upload", "tuning"); replaces CompileOptions::OnPhase.
   /// Set it before the first context is created.
   void setPhaseCallback(PhaseCallback OnPhase);
+  /// Caps what this model holds on the device, its weights plus the
+  /// blocks of its contexts (arena, own inputs/outputs, library workspace;
+  /// not the libraries' own handles): a load or createContext that would
+  /// exceed it fails, naming what did not fit, and frees what it had
+  /// allocated. 0 = no limit. Static models (a dynamic model's variants
+  /// are not counted yet).
+  void setDeviceMemoryLimit(uint64_t Bytes);
   /// Uploads weights, loads kernels and chooses library algorithms on the
   /// current device (done once; createContext calls it). The algorithms
   /// are recorded in the plan with the GPU's name: savePlan afterwards

@@ -8,7 +8,33 @@ using namespace llvm;
 
 namespace solder {
 
+bool isStickyCudaError(cudaError_t Status) {
+  switch (Status) {
+  case cudaErrorIllegalAddress:
+  case cudaErrorLaunchFailure:
+  case cudaErrorHardwareStackError:
+  case cudaErrorIllegalInstruction:
+  case cudaErrorMisalignedAddress:
+  case cudaErrorInvalidAddressSpace:
+  case cudaErrorInvalidPc:
+  case cudaErrorAssert:
+  case cudaErrorLaunchTimeout:
+  case cudaErrorECCUncorrectable:
+    return true;
+  default:
+    return false;
+  }
+}
+
 Error cudaError(cudaError_t Status, const Twine &What) {
+  if (isStickyCudaError(Status))
+    return createStringError(
+        inconvertibleErrorCode(),
+        What + ": " + cudaGetErrorString(Status) +
+            " (a sticky error: a kernel faulted, and every later GPU call "
+            "in this process fails; asynchronous, so it may surface after "
+            "the step that caused it: ExecutionContext::runStepByStep or "
+            "`solder compare` names the step)");
   return createStringError(inconvertibleErrorCode(),
                            What + ": " + cudaGetErrorString(Status));
 }

@@ -19,7 +19,11 @@
 
 namespace solder {
 
+/// "What: <CUDA's text>", plus, for a sticky error, that the process's CUDA
+/// context is unusable from now on.
 llvm::Error cudaError(cudaError_t Status, const llvm::Twine &What);
+/// Errors after which every CUDA call in the process fails (a kernel fault).
+bool isStickyCudaError(cudaError_t Status);
 llvm::Error cublasError(cublasStatus_t Status, const llvm::Twine &What);
 llvm::Error cudnnError(cudnnStatus_t Status, const llvm::Twine &What);
 
@@ -37,11 +41,11 @@ llvm::Expected<std::string> currentDeviceName();
 struct GpuPeaks {
   std::string Name, Arch;
   int SMs = 0;
-  double ClockGHz = 0;      ///< peak SM clock
-  double MemoryGBs = 0;     ///< DRAM bandwidth, GB/s
-  double Fp32Tflops = 0;    ///< FMA units, no tensor cores
-  double Tf32Tflops = 0;    ///< dense tensor-core TF32
-  double HalfTflops = 0;    ///< dense tensor-core fp16/bf16, fp32 accumulate
+  double ClockGHz = 0;   ///< peak SM clock
+  double MemoryGBs = 0;  ///< DRAM bandwidth, GB/s
+  double Fp32Tflops = 0; ///< FMA units, no tensor cores
+  double Tf32Tflops = 0; ///< dense tensor-core TF32
+  double HalfTflops = 0; ///< dense tensor-core fp16/bf16, fp32 accumulate
 };
 llvm::Expected<GpuPeaks> currentGpuPeaks();
 /// The architecture to compile for on this machine, without creating a CUDA

@@ -44,10 +44,16 @@ namespace solder {
 /// captures. CUDA loads modules lazily per process, and loading one while
 /// any thread captures a stream can fail the load or the capture, so this
 /// lock is process-wide by necessity. Steady-state runs never take it.
+/// Freeing device memory and destroying library handles take it too:
+/// cudaFree synchronizes the device, which fails another thread's capture
+/// (seen: 1 stress run in 6 lost its CUDA graph when a finished thread
+/// destroyed its context).
 static std::mutex &lazyLoadMutex() {
   static std::mutex M;
   return M;
 }
+
+std::mutex &RuntimeAccess::captureMutex() { return lazyLoadMutex(); }
 
 static Error rtError(const Twine &Msg) {
   return createStringError(inconvertibleErrorCode(), Msg);
@@ -132,17 +138,45 @@ struct CompiledModel::Impl {
   }
   const Plan &plan() const { return Dyn ? Dyn->maxVariant()->plan() : P; }
 
+  /// CompiledModel::setDeviceMemoryLimit: 0 = none; what the weights and
+  /// the contexts' blocks of this model hold now.
+  uint64_t DeviceLimit = 0;
+  std::atomic<uint64_t> DeviceUsed{0};
+
   ~Impl() {
-    // Leave device resources alone when the driver is already shutting
-    // down (a model destroyed from a static destructor).
-    if (!Loaded)
-      return;
+    std::lock_guard<std::mutex> Lazy(lazyLoadMutex()); // see there
+    unload();
+  }
+  /// Frees what a load (finished or failed part way) holds; a model that
+  /// never touched the device calls nothing (it may be destroyed from a
+  /// static destructor while the driver shuts down).
+  void unload() {
     for (cudaLibrary_t L : Libraries)
       cudaLibraryUnload(L);
-    if (Weights)
+    Libraries.clear();
+    Kernels.clear();
+    GemmAlgos.clear();
+    WeightMap.clear();
+    if (Weights) {
       cudaFree(Weights);
+      Weights = nullptr;
+      DeviceUsed -= P.Weights.size();
+    }
+  }
+  /// Counts Bytes against the limit, or says what does not fit.
+  Error reserve(uint64_t Bytes, const Twine &What) {
+    uint64_t Used = DeviceUsed.fetch_add(Bytes);
+    if (DeviceLimit && Used + Bytes > DeviceLimit) {
+      DeviceUsed -= Bytes;
+      return rtError("device memory limit of " + Twine(DeviceLimit) +
+                     " bytes (--max-device-memory) exceeded: " + What +
+                     " needs " + Twine(Bytes) + " bytes, " + Twine(Used) +
+                     " are in use by this model");
+    }
+    return Error::success();
   }
   Error load();
+  Error loadOnce();
 };
 
 CompiledModel::CompiledModel(std::unique_ptr<Impl> I) : I(std::move(I)) {}
@@ -264,6 +298,7 @@ CompiledModel::compileGraph(Graph &G, const CompileOptions &Opts) {
   }
   Expected<std::shared_ptr<CompiledModel>> M = fromPlan(std::move(*P));
   if (M) {
+    (*M)->I->DeviceLimit = Opts.MaxDeviceMemory;
     (*M)->I->CacheDir = Opts.CacheDir;
     (*M)->I->Progress = Opts.Progress;
     (*M)->I->OnPhase = Opts.OnPhase;
@@ -332,6 +367,9 @@ Error CompiledModel::savePlan(StringRef Path) const {
 }
 
 ExecutionBackend CompiledModel::backend() const { return I->Backend; }
+void CompiledModel::setDeviceMemoryLimit(uint64_t Bytes) {
+  I->DeviceLimit = Bytes;
+}
 bool CompiledModel::isDynamic() const { return I->Dyn != nullptr; }
 
 Expected<std::shared_ptr<CompiledModel>>
@@ -412,6 +450,15 @@ static std::string convKey(const ConvConfig &C) {
 }
 
 Error CompiledModel::Impl::load() {
+  // A part-way failed earlier load leaves nothing behind for this one.
+  unload();
+  Error E = loadOnce();
+  if (E)
+    unload();
+  return E;
+}
+
+Error CompiledModel::Impl::loadOnce() {
   Expected<int> Dev = requireDevice();
   if (!Dev)
     return Dev.takeError();
@@ -452,9 +499,15 @@ Error CompiledModel::Impl::load() {
     }
   } else if (!P.Weights.empty()) {
     PhaseScope Phase(OnPhase, "upload");
-    SOLDER_CUDA_TRY(cudaMalloc(&Weights, P.Weights.size()),
-                    "cudaMalloc of " + Twine(P.Weights.size()) +
-                        " bytes of weights");
+    if (Error E = reserve(P.Weights.size(), "the weights"))
+      return E;
+    if (cudaError_t R = cudaMalloc(&Weights, P.Weights.size());
+        R != cudaSuccess) {
+      Weights = nullptr;
+      DeviceUsed -= P.Weights.size();
+      return cudaError(R, "cudaMalloc of " + Twine(P.Weights.size()) +
+                              " bytes of weights");
+    }
     // Piece by piece, straight from where the bytes live (the mapped model
     // or plan file); the gaps are zeroed so the buffer is deterministic.
     SOLDER_CUDA_TRY(cudaMemset(Weights, 0, P.Weights.size()),
@@ -616,11 +669,19 @@ struct ExecutionContext::Impl {
   bool FirstRunDone = false;
   /// A context of a dynamic model: everything goes through its variants.
   std::unique_ptr<DynamicContext> Dyn;
+  /// Bytes of the block counted against the model's device memory limit.
+  uint64_t Reserved = 0;
+  /// Set when a call failed with a sticky CUDA error: the process's CUDA
+  /// context is gone, and every later call says so instead of trying.
+  std::string Broken;
   /// A variant's context inside a DynamicContext: Block is the shared one
   /// (not freed here) and there are no own input/output buffers.
   bool ExternalBlock = false;
 
   ~Impl() {
+    // Freeing must not meet another thread's capture (lazyLoadMutex). A
+    // dynamic context's variants (Dyn) lock for themselves after this.
+    std::lock_guard<std::mutex> Lazy(lazyLoadMutex());
     if (Exec)
       cudaGraphExecDestroy(Exec);
     Gemms.clear();
@@ -637,6 +698,8 @@ struct ExecutionContext::Impl {
       cudaStreamDestroy(Own);
     if (Block && !ExternalBlock)
       cudaFree(Block);
+    if (Reserved)
+      M->DeviceUsed -= Reserved;
     if (OwnTables && Tables)
       cudaFree(Tables);
   }
@@ -671,6 +734,33 @@ struct ExecutionContext::Impl {
   Error enqueueSteps(cudaStream_t S, size_t First = 0, size_t Last = SIZE_MAX);
   Error runEager(cudaStream_t S);
   Error runGraph(cudaStream_t S);
+  /// A new cuDNN handle in place of the current one (see runGraph).
+  Error renewDnn() {
+    if (Dnn)
+      cudaLibs().cudnnDestroy(Dnn);
+    Dnn = nullptr;
+    SOLDER_CUDNN_TRY(cudaLibs().cudnnCreate(&Dnn), "cudnnCreate");
+    return Error::success();
+  }
+  /// Captures that failed and were tried again with a new cuDNN handle.
+  unsigned CaptureRetries = 0;
+  /// A call after a sticky CUDA error: refused, saying why.
+  Error checkBroken() const {
+    if (Broken.empty())
+      return Error::success();
+    return rtError("the GPU failed earlier with a sticky error (" + Broken +
+                   "); this context refuses to run: restart the process");
+  }
+  /// E, after noting a sticky error behind it (the process's CUDA context
+  /// is then unusable).
+  Error noteSticky(Error E) {
+    if (!E || !Own) // the reference backend and dynamic contexts have none
+      return E;
+    cudaError_t S = cudaStreamQuery(Own);
+    if (isStickyCudaError(S) && Broken.empty())
+      Broken = cudaGetErrorString(S);
+    return E;
+  }
   /// setPoisonArena: the arena filled with 0xFF on S, before a run.
   Error poison(cudaStream_t S) {
     if (PoisonArena && M->P.ArenaBytes)
@@ -716,6 +806,16 @@ uint64_t ExecutionContext::Impl::layout(bool OwnIo,
 
 Error ExecutionContext::Impl::init(char *External, uint64_t ExternalBytes) {
   const Plan &P = M->P;
+  // The memory limit first: a context that does not fit creates nothing.
+  std::vector<uint64_t> InOff, OutOff;
+  uint64_t WsOff = 0;
+  uint64_t Size = layout(/*OwnIo=*/!External, InOff, OutOff, WsOff);
+  if (!External) {
+    if (Error E = M->reserve(Size, "an execution context (arena, inputs, "
+                                   "outputs, library workspace)"))
+      return E;
+    Reserved = Size;
+  }
   if (Expected<const CudaLibraries *> Libs = loadCudaLibraries(); !Libs)
     return Libs.takeError();
   SOLDER_CUDNN_TRY(cudaLibs().cudnnCreate(&Dnn), "cudnnCreate");
@@ -730,9 +830,6 @@ Error ExecutionContext::Impl::init(char *External, uint64_t ExternalBytes) {
     if (Error E = Convs.back()->init(C))
       return E;
   }
-  std::vector<uint64_t> InOff, OutOff;
-  uint64_t WsOff = 0;
-  uint64_t Size = layout(/*OwnIo=*/!External, InOff, OutOff, WsOff);
   if (External) {
     if (ExternalBytes < Size)
       return rtError("the shared context block has " + Twine(ExternalBytes) +
@@ -941,6 +1038,8 @@ Error ExecutionContext::Impl::runGraph(cudaStream_t S) {
   auto FallBack = [&](Error Why) -> Error {
     GraphFailure = toString(std::move(Why));
     cudaGetLastError();
+    if (!Convs.empty()) // a handle that failed in a capture fails after it
+      consumeError(renewDnn());
     UseGraph = false;
     if (Exec) {
       cudaGraphExecDestroy(Exec);
@@ -948,19 +1047,35 @@ Error ExecutionContext::Impl::runGraph(cudaStream_t S) {
     }
     return Ran ? Error::success() : enqueueSteps(S);
   };
-  cudaError_t Begin =
-      cudaStreamBeginCapture(S, cudaStreamCaptureModeThreadLocal);
-  if (Begin != cudaSuccess)
-    return FallBack(cudaError(Begin, "cudaStreamBeginCapture"));
-  Error E = enqueueSteps(S);
+  // A capture that another thread's device-synchronizing call (cudaFree)
+  // broke fails a library call inside it ("operation failed due to a
+  // previous error during capture", 901), and the cuDNN handle then fails
+  // its eager calls too. Frees now take lazyLoadMutex (8 threads x 2
+  // models: 15 of 15 stress runs clean on an H100, 6 of 8 before); should
+  // a capture still fail, a fresh cuDNN handle and two more captures are
+  // tried before giving up on the graph (seen to recover every time).
   cudaGraph_t G = nullptr;
-  cudaError_t End = cudaStreamEndCapture(S, &G);
-  if (E || End != cudaSuccess) {
+  for (int Attempt = 0;; ++Attempt) {
+    cudaError_t Begin =
+        cudaStreamBeginCapture(S, cudaStreamCaptureModeThreadLocal);
+    if (Begin != cudaSuccess)
+      return FallBack(cudaError(Begin, "cudaStreamBeginCapture"));
+    Error E = enqueueSteps(S);
+    cudaError_t End = cudaStreamEndCapture(S, &G);
+    if (!E && End == cudaSuccess)
+      break;
     if (G)
       cudaGraphDestroy(G);
-    if (E)
+    G = nullptr;
+    if (!E)
+      E = cudaError(End, "cudaStreamEndCapture");
+    cudaGetLastError();
+    if (Convs.empty() || Attempt == 2)
       return FallBack(std::move(E));
-    return FallBack(cudaError(End, "cudaStreamEndCapture"));
+    consumeError(std::move(E));
+    ++CaptureRetries;
+    if (Error R = renewDnn())
+      return FallBack(std::move(R));
   }
   if (Exec) {
     cudaGraphExecUpdateResultInfo Info;
@@ -1095,104 +1210,124 @@ void *ExecutionContext::outputBuffer(unsigned Index) const {
 
 Error ExecutionContext::copyInputFromHost(unsigned Index, const void *Host,
                                           size_t Bytes, cudaStream_t Stream) {
-  if (I->M->Backend != ExecutionBackend::Cuda)
-    return notOnReference("copyInputFromHost");
-  if (I->Dyn)
-    return I->Dyn->copyInputFromHost(Index, Host, Bytes, Stream);
-  if (Index >= I->InPtr.size())
-    return rtError("no input #" + Twine(Index));
-  const TensorInfo &T = I->M->Inputs[Index];
-  if (Bytes != T.bytes())
-    return rtError("input '" + T.Name + "' takes " + Twine(T.bytes()) +
-                   " bytes, got " + Twine(Bytes));
-  if (Error E = bindInput(Index, I->OwnIn[Index]))
+  if (Error E = I->checkBroken())
     return E;
-  if (Bytes)
-    SOLDER_CUDA_TRY(cudaMemcpyAsync(I->OwnIn[Index], Host, Bytes,
-                                    cudaMemcpyHostToDevice,
-                                    Stream ? Stream : I->Own),
-                    "copying input '" + T.Name + "' to the device");
-  return Error::success();
+  auto Body = [&]() -> Error {
+    if (I->M->Backend != ExecutionBackend::Cuda)
+      return notOnReference("copyInputFromHost");
+    if (I->Dyn)
+      return I->Dyn->copyInputFromHost(Index, Host, Bytes, Stream);
+    if (Index >= I->InPtr.size())
+      return rtError("no input #" + Twine(Index));
+    const TensorInfo &T = I->M->Inputs[Index];
+    if (Bytes != T.bytes())
+      return rtError("input '" + T.Name + "' takes " + Twine(T.bytes()) +
+                     " bytes, got " + Twine(Bytes));
+    if (Error E = bindInput(Index, I->OwnIn[Index]))
+      return E;
+    if (Bytes)
+      SOLDER_CUDA_TRY(cudaMemcpyAsync(I->OwnIn[Index], Host, Bytes,
+                                      cudaMemcpyHostToDevice,
+                                      Stream ? Stream : I->Own),
+                      "copying input '" + T.Name + "' to the device");
+    return Error::success();
+  };
+  return I->noteSticky(Body());
 }
 
 Error ExecutionContext::copyOutputToHost(unsigned Index, void *Host,
                                          size_t Bytes, cudaStream_t Stream) {
-  if (I->M->Backend != ExecutionBackend::Cuda)
-    return notOnReference("copyOutputToHost");
-  if (I->Dyn)
-    return I->Dyn->copyOutputToHost(Index, Host, Bytes, Stream);
-  if (Index >= I->OutPtr.size())
-    return rtError("no output #" + Twine(Index));
-  const TensorInfo &T = I->M->Outputs[Index];
-  if (Bytes != T.bytes())
-    return rtError("output '" + T.Name + "' has " + Twine(T.bytes()) +
-                   " bytes, the host buffer " + Twine(Bytes));
-  cudaStream_t S = Stream ? Stream : I->Own;
-  if (Bytes)
-    SOLDER_CUDA_TRY(cudaMemcpyAsync(Host, I->OutPtr[Index], Bytes,
-                                    cudaMemcpyDeviceToHost, S),
-                    "copying output '" + T.Name + "' to the host");
-  SOLDER_CUDA_TRY(cudaStreamSynchronize(S), "running the model");
-  return Error::success();
+  if (Error E = I->checkBroken())
+    return E;
+  auto Body = [&]() -> Error {
+    if (I->M->Backend != ExecutionBackend::Cuda)
+      return notOnReference("copyOutputToHost");
+    if (I->Dyn)
+      return I->Dyn->copyOutputToHost(Index, Host, Bytes, Stream);
+    if (Index >= I->OutPtr.size())
+      return rtError("no output #" + Twine(Index));
+    const TensorInfo &T = I->M->Outputs[Index];
+    if (Bytes != T.bytes())
+      return rtError("output '" + T.Name + "' has " + Twine(T.bytes()) +
+                     " bytes, the host buffer " + Twine(Bytes));
+    cudaStream_t S = Stream ? Stream : I->Own;
+    if (Bytes)
+      SOLDER_CUDA_TRY(cudaMemcpyAsync(Host, I->OutPtr[Index], Bytes,
+                                      cudaMemcpyDeviceToHost, S),
+                      "copying output '" + T.Name + "' to the host");
+    SOLDER_CUDA_TRY(cudaStreamSynchronize(S), "running the model");
+    return Error::success();
+  };
+  return I->noteSticky(Body());
 }
 
 Error ExecutionContext::run(cudaStream_t Stream) {
-  if (I->M->Backend != ExecutionBackend::Cuda)
-    return notOnReference("run");
-  if (I->Dyn)
-    return I->Dyn->run(Stream);
-  if (!I->UseGraph || Stream)
-    if (Error E = I->poison(Stream ? Stream : I->Own))
+  if (Error E = I->checkBroken())
+    return E;
+  auto Body = [&]() -> Error {
+    if (I->M->Backend != ExecutionBackend::Cuda)
+      return notOnReference("run");
+    if (I->Dyn)
+      return I->Dyn->run(Stream);
+    if (!I->UseGraph || Stream)
+      if (Error E = I->poison(Stream ? Stream : I->Own))
+        return E;
+    if (!I->UseGraph)
+      return I->runEager(Stream ? Stream : I->Own);
+    if (Stream)
+      return I->runGraph(Stream);
+    // The legacy default stream cannot be captured: run on the context's own
+    // stream, ordered after and before the default stream's work.
+    SOLDER_CUDA_TRY(cudaEventRecord(I->Before, nullptr), "cudaEventRecord");
+    SOLDER_CUDA_TRY(cudaStreamWaitEvent(I->Own, I->Before, 0),
+                    "cudaStreamWaitEvent");
+    if (Error E = I->poison(I->Own))
       return E;
-  if (!I->UseGraph)
-    return I->runEager(Stream ? Stream : I->Own);
-  if (Stream)
-    return I->runGraph(Stream);
-  // The legacy default stream cannot be captured: run on the context's own
-  // stream, ordered after and before the default stream's work.
-  SOLDER_CUDA_TRY(cudaEventRecord(I->Before, nullptr), "cudaEventRecord");
-  SOLDER_CUDA_TRY(cudaStreamWaitEvent(I->Own, I->Before, 0),
-                  "cudaStreamWaitEvent");
-  if (Error E = I->poison(I->Own))
-    return E;
-  if (Error E = I->runGraph(I->Own))
-    return E;
-  SOLDER_CUDA_TRY(cudaEventRecord(I->After, I->Own), "cudaEventRecord");
-  SOLDER_CUDA_TRY(cudaStreamWaitEvent(nullptr, I->After, 0),
-                  "cudaStreamWaitEvent");
-  return Error::success();
+    if (Error E = I->runGraph(I->Own))
+      return E;
+    SOLDER_CUDA_TRY(cudaEventRecord(I->After, I->Own), "cudaEventRecord");
+    SOLDER_CUDA_TRY(cudaStreamWaitEvent(nullptr, I->After, 0),
+                    "cudaStreamWaitEvent");
+    return Error::success();
+  };
+  return I->noteSticky(Body());
 }
 
 Error ExecutionContext::runStepByStep(
     cudaStream_t Stream, function_ref<Error(size_t Step, bool After)> Observe) {
-  if (I->M->Backend != ExecutionBackend::Cuda)
-    return notOnReference("runStepByStep");
-  if (I->Dyn) {
-    Expected<ExecutionContext *> C = I->Dyn->current();
-    if (!C)
-      return C.takeError();
-    return (*C)->runStepByStep(Stream, Observe);
-  }
-  cudaStream_t S = Stream ? Stream : I->Own;
-  // Library and kernel code load lazily on a first run: not while another
-  // thread captures a graph (see lazyLoadMutex).
-  std::unique_lock<std::mutex> Lazy(lazyLoadMutex(), std::defer_lock);
-  if (!I->FirstRunDone)
-    Lazy.lock();
-  SOLDER_CUDA_TRY(cudaStreamSynchronize(S), "waiting for earlier work");
-  for (size_t K = 0; K < I->M->P.Steps.size(); ++K) {
-    if (Error E = Observe(K, false))
-      return E;
-    if (Error E = I->enqueueSteps(S, K, K + 1))
-      return E;
-    SOLDER_CUDA_TRY(cudaStreamSynchronize(S), "running step " + Twine(K) +
-                                                  " (" +
-                                                  I->M->P.Steps[K].Label + ")");
-    if (Error E = Observe(K, true))
-      return E;
-  }
-  I->FirstRunDone = true;
-  return Error::success();
+  if (Error E = I->checkBroken())
+    return E;
+  auto Body = [&]() -> Error {
+    if (I->M->Backend != ExecutionBackend::Cuda)
+      return notOnReference("runStepByStep");
+    if (I->Dyn) {
+      Expected<ExecutionContext *> C = I->Dyn->current();
+      if (!C)
+        return C.takeError();
+      return (*C)->runStepByStep(Stream, Observe);
+    }
+    cudaStream_t S = Stream ? Stream : I->Own;
+    // Library and kernel code load lazily on a first run: not while another
+    // thread captures a graph (see lazyLoadMutex).
+    std::unique_lock<std::mutex> Lazy(lazyLoadMutex(), std::defer_lock);
+    if (!I->FirstRunDone)
+      Lazy.lock();
+    SOLDER_CUDA_TRY(cudaStreamSynchronize(S), "waiting for earlier work");
+    for (size_t K = 0; K < I->M->P.Steps.size(); ++K) {
+      if (Error E = Observe(K, false))
+        return E;
+      if (Error E = I->enqueueSteps(S, K, K + 1))
+        return E;
+      SOLDER_CUDA_TRY(cudaStreamSynchronize(S),
+                      "running step " + Twine(K) + " (" +
+                          I->M->P.Steps[K].Label + ")");
+      if (Error E = Observe(K, true))
+        return E;
+    }
+    I->FirstRunDone = true;
+    return Error::success();
+  };
+  return I->noteSticky(Body());
 }
 
 namespace {

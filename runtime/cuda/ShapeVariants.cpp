@@ -37,6 +37,7 @@ static std::string dimsText(ArrayRef<int64_t> Dims) {
 //===----------------------------------------------------------------------===//
 
 DeviceWeightPool::~DeviceWeightPool() {
+  std::lock_guard<std::mutex> Lock(RuntimeAccess::captureMutex());
   for (auto &E : Ptrs)
     cudaFree(E.second);
 }
@@ -331,6 +332,7 @@ DynamicContext::DynamicContext(std::shared_ptr<CompiledModel> M,
 
 DynamicContext::~DynamicContext() {
   Lru.clear(); // variant contexts first: they use Shared
+  std::lock_guard<std::mutex> Lock(RuntimeAccess::captureMutex());
   for (char *B : {InBlock, OutBlock, Shared})
     if (B)
       cudaFree(B);
@@ -392,8 +394,10 @@ Error DynamicContext::growOutputs(const CompiledModel &Variant) {
     Fits = Variant.outputs()[K].bytes() <= OutSlot[K];
   if (Fits)
     return Error::success();
-  if (OutBlock)
+  if (OutBlock) {
+    std::lock_guard<std::mutex> Lock(RuntimeAccess::captureMutex());
     cudaFree(OutBlock); // synchronizes: no run still writes it
+  }
   OutBlock = nullptr;
   SOLDER_CUDA_TRY(cudaMalloc(reinterpret_cast<void **>(&OutBlock), Need),
                   "cudaMalloc of the " + Twine(Need) + "-byte output buffers");
@@ -537,6 +541,7 @@ Expected<DynamicContext::Entry *> DynamicContext::entry() {
     for (Entry &X : Lru)
       DroppedLaunches += X.Ctx->graphLaunches();
     Lru.clear();
+    std::lock_guard<std::mutex> Lock(RuntimeAccess::captureMutex());
     cudaFree(Shared); // synchronizes: no run still uses it
     Shared = nullptr;
     SharedBytes = 0;

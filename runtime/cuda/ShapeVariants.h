@@ -165,6 +165,9 @@ private:
 
 /// Runtime internals the dynamic layer needs (Runtime.cpp).
 struct RuntimeAccess {
+  /// The process-wide lock that CUDA graph captures, lazy loading and
+  /// device frees take (Runtime.cpp, lazyLoadMutex).
+  static std::mutex &captureMutex();
   static std::shared_ptr<CompiledModel>
   wrapDynamic(std::unique_ptr<ShapeVariants> SV);
   /// The variant reads its weights from Pool instead of its own buffer.

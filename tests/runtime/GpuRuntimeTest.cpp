@@ -19,6 +19,7 @@
 #include "solder/Solder.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
+#include <chrono>
 #include <cmath>
 #include <random>
 #include <thread>
@@ -726,6 +727,183 @@ TEST(GpuRuntimeTest, FourThreadsShareOneModel) {
     T.join();
   for (int T = 0; T < Threads; ++T)
     EXPECT_EQ(Failures[T], "") << "thread " << T;
+}
+
+TEST(GpuRuntimeTest, EightThreadsTwoModelsHundredRunsEach) {
+  // The reliability issue's stress: two models in one process, 8 threads
+  // alternating between them, each with its own context and stream, 100
+  // runs each (host copies in and out, graph replays), every output
+  // checked against the reference.
+  SKIP_WITHOUT_GPU();
+  std::vector<ModelCase> Cases = {sharedModels()[0], sharedModels()[3]};
+  std::vector<std::shared_ptr<CompiledModel>> Models;
+  std::vector<std::unique_ptr<Graph>> Graphs;
+  for (const ModelCase &C : Cases) {
+    if (!llvm::sys::fs::exists(modelPath(C.File)))
+      GTEST_SKIP() << "no " << modelPath(C.File);
+    auto G = importOnnxFile(modelPath(C.File), importOptionsFor(C));
+    ASSERT_TRUE(bool(G)) << llvm::toString(G.takeError());
+    Graphs.push_back(std::move(*G));
+    auto M =
+        CompiledModel::compileFile(modelPath(C.File), compileOptionsFor(C));
+    ASSERT_TRUE(bool(M)) << llvm::toString(M.takeError());
+    Models.push_back(*M);
+  }
+  constexpr int Threads = 8, Runs = 100;
+  std::vector<std::vector<Tensor>> In(Threads), Ref(Threads);
+  for (int T = 0; T < Threads; ++T) {
+    In[T] = randomInputs(*Graphs[T % 2], 200 + T);
+    Ref[T] = referenceOutputs(Cases[T % 2], In[T]);
+  }
+  std::vector<std::string> Failures(Threads);
+  std::vector<std::thread> Pool;
+  auto Start = std::chrono::steady_clock::now();
+  for (int T = 0; T < Threads; ++T)
+    Pool.emplace_back([&, T] {
+      auto Ctx = Models[T % 2]->createContext();
+      if (!Ctx) {
+        Failures[T] = llvm::toString(Ctx.takeError());
+        return;
+      }
+      cudaStream_t S;
+      cudaStreamCreateWithFlags(&S, cudaStreamNonBlocking);
+      for (int R = 0; R < Runs && Failures[T].empty(); ++R) {
+        auto Out = (*Ctx)->runHost(In[T], S);
+        if (!Out) {
+          Failures[T] =
+              "run " + std::to_string(R) + ": " +
+              llvm::toString(Out.takeError()) +
+              " (graph capture failure: " + (*Ctx)->cudaGraphFailure().str() +
+              ")";
+          break;
+        }
+        for (size_t I = 0; I < Out->size(); ++I)
+          if (relativeError((*Out)[I], Ref[T][I]) > 1e-4)
+            Failures[T] = "run " + std::to_string(R) + " output " +
+                          std::to_string(I) + " differs";
+      }
+      if (Failures[T].empty() && !(*Ctx)->cudaGraphFailure().empty())
+        Failures[T] =
+            "ran without a graph: " + (*Ctx)->cudaGraphFailure().str();
+      cudaStreamSynchronize(S);
+      cudaStreamDestroy(S);
+    });
+  for (std::thread &T : Pool)
+    T.join();
+  double Secs =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - Start)
+          .count();
+  std::printf("[ stress   ] %d threads x %d runs over 2 models in %.2f s "
+              "(%.0f checked runs/s)\n",
+              Threads, Runs, Secs, Threads * Runs / Secs);
+  for (int T = 0; T < Threads; ++T)
+    EXPECT_EQ(Failures[T], "") << "thread " << T;
+}
+
+/// tiny_mlp with N bound, compiled for this GPU.
+static std::shared_ptr<CompiledModel> tinyMlp(int64_t N = 3) {
+  CompileOptions CO;
+  CO.CacheDir = testCacheDir();
+  CO.SymbolSizes["N"] = N;
+  auto M = CompiledModel::compileFile(
+      std::string(SOLDER_TEST_DATA_DIR) + "/tiny_mlp.onnx", CO);
+  EXPECT_TRUE(bool(M)) << llvm::toString(M.takeError());
+  return M ? *M : nullptr;
+}
+
+static size_t freeDeviceBytes() {
+  size_t Free = 0, Total = 0;
+  cudaDeviceSynchronize();
+  cudaMemGetInfo(&Free, &Total);
+  return Free;
+}
+
+TEST(GpuRuntimeTest, DeviceMemoryLimitRefusesByNameAndFreesWhatItTook) {
+  // A limit below the weights fails the load, one that fits the weights
+  // but no context fails createContext, each naming what did not fit and
+  // leaving the device's free memory as it was; its twin: raising the
+  // limit makes the same model load and run.
+  SKIP_WITHOUT_GPU();
+  auto M = tinyMlp();
+  ASSERT_TRUE(M);
+  uint64_t Weights = M->stats().WeightBytes;
+  ASSERT_GT(Weights, 0u);
+  size_t Before = freeDeviceBytes();
+  M->setDeviceMemoryLimit(Weights - 1);
+  auto Ctx = M->createContext();
+  ASSERT_FALSE(bool(Ctx));
+  std::string Msg = llvm::toString(Ctx.takeError());
+  EXPECT_NE(Msg.find("device memory limit of " + std::to_string(Weights - 1) +
+                     " bytes (--max-device-memory) exceeded: the weights"),
+            std::string::npos)
+      << Msg;
+  EXPECT_EQ(freeDeviceBytes(), Before) << "a refused load kept memory";
+  M->setDeviceMemoryLimit(Weights + 1);
+  ASSERT_FALSE(bool(M->loadOnDevice())); // the weights fit now
+  Before = freeDeviceBytes();
+  Ctx = M->createContext();
+  ASSERT_FALSE(bool(Ctx));
+  Msg = llvm::toString(Ctx.takeError());
+  EXPECT_NE(Msg.find("exceeded: an execution context"), std::string::npos)
+      << Msg;
+  EXPECT_EQ(freeDeviceBytes(), Before) << "a refused context kept memory";
+  M->setDeviceMemoryLimit(0);
+  Ctx = M->createContext();
+  ASSERT_TRUE(bool(Ctx)) << llvm::toString(Ctx.takeError());
+  Tensor X(DType::F32, {3, 4});
+  for (int64_t I = 0; I < X.numElements(); ++I)
+    X.setDouble(I, 0.1 * double(I));
+  auto Out = (*Ctx)->runHost({X});
+  ASSERT_TRUE(bool(Out)) << llvm::toString(Out.takeError());
+}
+
+TEST(GpuRuntimeTest, KernelFaultIsStickyNamedAndRefusedAfter) {
+  // A kernel fault (a bound input pointer that is not device memory) in a
+  // child process: the run's error says it is sticky, the context refuses
+  // every later run, and step by step the error names the step.
+  SKIP_WITHOUT_GPU();
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  auto Child = [](bool StepByStep) {
+    auto M = tinyMlp();
+    auto Ctx = M ? M->createContext()
+                 : llvm::Expected<std::unique_ptr<ExecutionContext>>(
+                       llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                               "no model"));
+    if (!Ctx) {
+      std::fprintf(stderr, "setup: %s\n",
+                   llvm::toString(Ctx.takeError()).c_str());
+      std::_Exit(2);
+    }
+    void *Bogus = reinterpret_cast<void *>(uintptr_t(1) << 44);
+    if (llvm::Error E = (*Ctx)->bindInput(0, Bogus))
+      std::_Exit(3);
+    std::string First;
+    if (StepByStep) {
+      llvm::Error E = (*Ctx)->runStepByStep(
+          nullptr, [](size_t, bool) { return llvm::Error::success(); });
+      First = E ? llvm::toString(std::move(E)) : "";
+    } else {
+      llvm::Error E = (*Ctx)->run(nullptr);
+      float Y[9];
+      llvm::Error C = (*Ctx)->copyOutputToHost(0, Y, sizeof(Y), nullptr);
+      First = E ? llvm::toString(std::move(E))
+                : (C ? llvm::toString(std::move(C)) : "");
+      if (E)
+        llvm::consumeError(std::move(C));
+    }
+    llvm::Error Again = (*Ctx)->run(nullptr);
+    std::string Second = Again ? llvm::toString(std::move(Again)) : "";
+    std::fprintf(stderr, "first: %s\nsecond: %s\n", First.c_str(),
+                 Second.c_str());
+    bool Ok = First.find("sticky error") != std::string::npos &&
+              Second.find("refuses to run") != std::string::npos &&
+              (!StepByStep || First.find("running step ") != std::string::npos);
+    std::fflush(stderr);
+    std::_Exit(Ok ? 0 : 1);
+  };
+  EXPECT_EXIT(Child(false), testing::ExitedWithCode(0), "sticky error");
+  EXPECT_EXIT(Child(true), testing::ExitedWithCode(0),
+              "running step [0-9]+ \\(");
 }
 
 TEST(GpuRuntimeTest, GraphReplayEqualsEagerSteps) {
