@@ -581,6 +581,19 @@ llvm::Expected<bool> AttentionRecognition::run(Graph &G, DecisionLog &Log) {
         D = Decision::no("head dims above " + std::to_string(MaxHeadDim) +
                          " (the GPU attention kernels' limit)");
     }
+    if (D && MinBlocks > 0) {
+      const Shape &S = N->result(0)->type().Dims;
+      int64_t Blocks = -1;
+      if (S[0].isStatic() && S[1].isStatic() && S[2].isStatic())
+        Blocks = S[0].size() * S[1].size() * ((S[2].size() + 63) / 64);
+      if (Blocks < MinBlocks)
+        D = Decision::no(
+            "automatic attention fusion: " +
+            (Blocks < 0 ? std::string("scores without static B, H, Sq")
+                        : "B*H*ceil(Sq/64) = " + std::to_string(Blocks)) +
+            " blocks, below " + std::to_string(MinBlocks) +
+            " (too few to fill the GPU; --fuse-attention forces it)");
+    }
     int64_t Id = -1;
     if (D) {
       Id = State.takeId();

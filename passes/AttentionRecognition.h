@@ -40,16 +40,25 @@ namespace solder {
 class AttentionRecognition : public Pass {
 public:
   /// MaxHeadDim > 0: attention with a larger head dim (Q/K or V) is left
-  /// unfused (the GPU kernels take up to 128).
-  explicit AttentionRecognition(FusionState &State, int64_t MaxHeadDim = 0)
-      : State(State), MaxHeadDim(MaxHeadDim) {}
+  /// unfused (the GPU kernels take up to 128). MinBlocks > 0 (the automatic
+  /// mode): attention whose scores [B,H,Sq,Sk] give fewer than MinBlocks
+  /// blocks of 64 query rows, B*H*ceil(Sq/64), is left unfused (too few to
+  /// fill the GPU: the unfused matmuls were measured faster there).
+  explicit AttentionRecognition(FusionState &State, int64_t MaxHeadDim = 0,
+                                int64_t MinBlocks = 0)
+      : State(State), MaxHeadDim(MaxHeadDim), MinBlocks(MinBlocks) {}
   llvm::StringRef name() const override { return "attention-recognition"; }
   llvm::Expected<bool> run(Graph &G, DecisionLog &Log) override;
 
 private:
   FusionState &State;
   int64_t MaxHeadDim;
+  int64_t MinBlocks;
 };
+
+/// The automatic mode's threshold (PipelineOptions::AutoAttention): about
+/// one block per SM of an H100 (132).
+constexpr int64_t AutoAttentionMinBlocks = 128;
 
 } // namespace solder
 

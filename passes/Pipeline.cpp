@@ -113,9 +113,13 @@ std::vector<Stage> buildStages(const PipelineOptions &Opts,
       std::make_unique<ConvLayoutPass>(Opts.Layout, Opts.TargetGpu));
   if (!Opts.NoFusion) {
     S.emplace_back();
+    bool Reduced = Opts.Prec == Precision::F16 || Opts.Prec == Precision::BF16;
     if (Opts.FuseAttention)
       S.back().Passes.push_back(std::make_unique<AttentionRecognition>(
           Fusion, Opts.TargetGpu ? MaxAttentionHeadDim : 0));
+    else if (Opts.AutoAttention && Opts.TargetGpu && Reduced)
+      S.back().Passes.push_back(std::make_unique<AttentionRecognition>(
+          Fusion, MaxAttentionHeadDim, AutoAttentionMinBlocks));
     S.back().Passes.push_back(std::make_unique<HorizontalMatMulFusion>(Fusion));
     S.back().Passes.push_back(std::make_unique<EpilogueFusion>(Fusion));
     S.back().Passes.push_back(std::make_unique<LoopFusion>(Fusion));

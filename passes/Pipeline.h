@@ -37,9 +37,13 @@ struct PipelineOptions {
   bool NoFusion = false;
   /// attention-recognition runs (with fusion): scaled dot-product
   /// attention sub-graphs become Attention nodes (`--fuse-attention`).
-  /// Off by default until the generated attention kernel has been
-  /// verified on a GPU (docs/ARCHITECTURE.md).
   bool FuseAttention = false;
+  /// Without FuseAttention: fp16/bf16 plans for the GPU fuse attention
+  /// where it is measured faster, i.e. where its kernel's grid has at
+  /// least AutoAttentionMinBlocks blocks of 64 query rows, B*H*ceil(Sq/64)
+  /// (H100, BERT-base: 17-20% faster at 8x256 and 32x512, 20% slower at
+  /// 1x512 = 96 blocks; bench/RESULTS.md). `--no-fuse-attention` clears it.
+  bool AutoAttention = true;
   /// Fusion instances not to form: a group id ("7"): that group is not
   /// formed and its members run unfused; an ONNX node name: that node is
   /// kept out of every group.

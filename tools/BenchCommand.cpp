@@ -317,6 +317,7 @@ static Error bench(json::Object &Out) {
     return E;
   Opts.NoFusion = BenchFusion.noFusion();
   Opts.FuseAttention = BenchFusion.fuseAttention();
+  Opts.AutoAttention = BenchFusion.autoAttention();
   Opts.DisabledFusions = BenchFusion.disabledFusions();
   Opts.DefaultDimNotes = &BenchVerbosity.notes();
   std::unique_ptr<PhaseDisplay> Display = BenchVerbosity.makeDisplay();

@@ -95,6 +95,7 @@ public:
   FusionFlags(llvm::cl::SubCommand &Sub, llvm::cl::OptionCategory &Cat);
   bool noFusion() const { return NoFusion; }
   bool fuseAttention() const { return FuseAttention; }
+  bool autoAttention() const { return !NoFuseAttention; }
   std::vector<std::string> disabledFusions() const {
     return {Disabled.begin(), Disabled.end()};
   }
@@ -105,7 +106,7 @@ public:
 
 private:
   llvm::cl::opt<bool> NoFusion;
-  llvm::cl::opt<bool> FuseAttention;
+  llvm::cl::opt<bool> FuseAttention, NoFuseAttention;
   llvm::cl::list<std::string> Disabled;
 };
 

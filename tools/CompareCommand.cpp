@@ -444,6 +444,7 @@ static int runCompare() {
                              CmpDisabledPasses.end());
   Opts.NoFusion = CmpFusion.noFusion();
   Opts.FuseAttention = CmpFusion.fuseAttention();
+  Opts.AutoAttention = CmpFusion.autoAttention();
   Opts.DisabledFusions = CmpFusion.disabledFusions();
   if (Error E = applyLimits(CmpLimits, Opts))
     return reportError(std::move(E));

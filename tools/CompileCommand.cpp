@@ -115,6 +115,7 @@ Expected<CompiledOnnxModel> compileOnnxModel(StringRef Path,
   CO.DisabledPasses = Opts.DisabledPasses;
   CO.NoFusion = Opts.NoFusion;
   CO.FuseAttention = Opts.FuseAttention;
+  CO.AutoAttention = Opts.AutoAttention;
   CO.DisabledFusions = Opts.DisabledFusions;
   CO.PerturbGroupId = Opts.PerturbGroupId;
   CO.MaxConstantBytes = Opts.MaxConstantBytes;
@@ -264,6 +265,7 @@ int runCompileCommand() {
   Opts.DisabledPasses.assign(CompileDisabled.begin(), CompileDisabled.end());
   Opts.NoFusion = CompileFusion.noFusion();
   Opts.FuseAttention = CompileFusion.fuseAttention();
+  Opts.AutoAttention = CompileFusion.autoAttention();
   Opts.DisabledFusions = CompileFusion.disabledFusions();
   std::unique_ptr<PhaseDisplay> Display = CompileVerbosity.makeDisplay();
   CompileVerbosity.apply(Opts, *Display);

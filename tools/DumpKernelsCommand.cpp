@@ -84,8 +84,10 @@ int runDumpKernelsCommand() {
   Opts.CacheDir = DumpCacheDir;
   Opts.NoFusion = DumpKernelsFusion.noFusion();
   Opts.FuseAttention = DumpKernelsFusion.fuseAttention();
+  Opts.AutoAttention = DumpKernelsFusion.autoAttention();
   Opts.DisabledFusions = DumpKernelsFusion.disabledFusions();
-  if (Error E = DumpKernelsPrecision.apply(Opts.Prec, Opts.ComputeIo, Opts.Layout))
+  if (Error E =
+          DumpKernelsPrecision.apply(Opts.Prec, Opts.ComputeIo, Opts.Layout))
     return reportError(std::move(E));
   std::unique_ptr<PhaseDisplay> Display = DumpKernelsVerbosity.makeDisplay();
   DumpKernelsVerbosity.apply(Opts, *Display);

@@ -48,6 +48,7 @@ struct ModelLoadOptions {
   /// --test-perturb-group of compare.
   bool NoFusion = false;
   bool FuseAttention = false; ///< --fuse-attention
+  bool AutoAttention = true;  ///< not --no-fuse-attention
   std::vector<std::string> DisabledFusions;
   int64_t PerturbGroupId = -1;
   /// --max-constant-bytes, --max-tensor-bytes (LimitFlags::apply).

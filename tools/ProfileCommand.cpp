@@ -238,6 +238,7 @@ static Error profile(json::Object &Out) {
     return E;
   Opts.NoFusion = ProfileFusion.noFusion();
   Opts.FuseAttention = ProfileFusion.fuseAttention();
+  Opts.AutoAttention = ProfileFusion.autoAttention();
   Opts.DisabledFusions = ProfileFusion.disabledFusions();
   Opts.DefaultDimNotes = &ProfileVerbosity.notes();
   std::unique_ptr<PhaseDisplay> Display = ProfileVerbosity.makeDisplay();

@@ -121,8 +121,13 @@ struct CompileOptions {
   bool NoFusion = false;
   std::vector<std::string> DisabledFusions;
   /// Scaled dot-product attention becomes one Attention op (one generated
-  /// flash-attention kernel on the GPU); `--fuse-attention`. Experimental.
+  /// flash-attention kernel on the GPU) everywhere; `--fuse-attention`.
   bool FuseAttention = false;
+  /// Without FuseAttention: fp16/bf16 plans fuse attention where its
+  /// kernel's grid fills the GPU (B*H*ceil(Sq/64) >= 128 blocks), where it
+  /// was measured faster; fp32 plans never. `--no-fuse-attention` clears
+  /// it.
+  bool AutoAttention = true;
   /// Resource limits against hostile models (see ir/SizeLimits.h):
   /// constant folding leaves a node unfolded when a result would exceed
   /// MaxConstantBytes, and a value whose static size exceeds MaxTensorBytes

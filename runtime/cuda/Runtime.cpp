@@ -198,6 +198,7 @@ static PipelineOptions pipelineOptions(const CompileOptions &Opts) {
   PO.TargetGpu = Opts.Backend == ExecutionBackend::Cuda;
   PO.NoFusion = Opts.NoFusion;
   PO.FuseAttention = Opts.FuseAttention;
+  PO.AutoAttention = Opts.AutoAttention;
   PO.DisabledFusions = Opts.DisabledFusions;
   PO.Prec = Opts.Prec;
   PO.KeepModelIo = !Opts.ComputeIo;

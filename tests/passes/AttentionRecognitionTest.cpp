@@ -1,6 +1,7 @@
 //===- AttentionRecognitionTest.cpp ---------------------------------------===//
 #include "passes/AttentionRecognition.h"
 #include "PassTestUtils.h"
+#include "passes/Pipeline.h"
 #include "tests/AttentionGraph.h"
 
 using namespace solder;
@@ -278,6 +279,59 @@ TEST(AttentionRecognition, HeadDimsAboveTheGpuLimitAreLeftAlone) {
   EXPECT_EQ(Log.records()[0].Reason,
             "head dims above 4 (the GPU attention kernels' limit)");
   EXPECT_TRUE(recognize(FourDim).first);
+}
+
+TEST(AttentionRecognition, AutomaticModeNeedsEnoughBlocks) {
+  // FourDim's scores [2,3,4,6] make 2*3*ceil(4/64) = 6 blocks of 64 query
+  // rows: fused at a threshold of 6, left alone (with the count) at 7.
+  for (int64_t Min : {6, 7}) {
+    auto G = parseOrDie(FourDim);
+    ASSERT_TRUE(G);
+    FusionState State({});
+    AttentionRecognition P(State, /*MaxHeadDim=*/0, /*MinBlocks=*/Min);
+    DecisionLog Log;
+    llvm::Expected<bool> Changed = P.run(*G, Log);
+    ASSERT_TRUE(bool(Changed)) << llvm::toString(Changed.takeError());
+    EXPECT_EQ(*Changed, Min == 6);
+    ASSERT_EQ(Log.records().size(), 1u);
+    if (Min == 7) {
+      EXPECT_EQ(Log.records()[0].Reason,
+                "automatic attention fusion: B*H*ceil(Sq/64) = 6 blocks, "
+                "below 7 (too few to fill the GPU; --fuse-attention forces "
+                "it)");
+    }
+  }
+}
+
+TEST(AttentionRecognition, PipelineFusesAutomaticallyOnlyReducedGpuPlans) {
+  // The pipeline's automatic mode runs attention-recognition for fp16/bf16
+  // GPU plans (FourDim is too small: the decision says so) and not for
+  // fp32 ones or with AutoAttention off.
+  struct Case {
+    Precision Prec;
+    bool Auto;
+    bool Expect;
+  };
+  for (Case C :
+       {Case{Precision::F16, true, true}, Case{Precision::BF16, true, true},
+        Case{Precision::F32, true, false},
+        Case{Precision::F16, false, false}}) {
+    auto G = parseOrDie(FourDim);
+    ASSERT_TRUE(G);
+    PipelineOptions PO;
+    PO.TargetGpu = true;
+    PO.Prec = C.Prec;
+    PO.AutoAttention = C.Auto;
+    std::vector<DecisionRecord> Decisions;
+    PO.Decisions = &Decisions;
+    ASSERT_FALSE(bool(runPipeline(*G, PO)));
+    bool Noted = llvm::any_of(Decisions, [](const DecisionRecord &D) {
+      return D.Pass == "attention-recognition" &&
+             llvm::StringRef(D.Reason).startswith(
+                 "automatic attention fusion: B*H*ceil(Sq/64) = 6 blocks");
+    });
+    EXPECT_EQ(Noted, C.Expect) << precisionName(C.Prec).str() << " " << C.Auto;
+  }
 }
 
 TEST(AttentionRecognition, DisabledByNodeNameIsLeftAlone) {
