@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "fuzz/FuzzTargets.h"
+#include "runtime/cuda/DynamicPlanFile.h"
 #include "runtime/cuda/PlanFile.h"
 #include <algorithm>
 #include <cstring>
@@ -74,10 +75,43 @@ static std::string roundTrip(llvm::StringRef Bytes) {
   return "";
 }
 
+/// The same for dynamic plans (DynamicPlanFile.h).
+static std::string dynamicRoundTrip(llvm::StringRef Bytes) {
+  llvm::Expected<DynamicPlan> P = deserializeDynamicPlan(Bytes);
+  if (!P) {
+    llvm::consumeError(P.takeError());
+    return "";
+  }
+  std::string Written = serializeDynamicPlan(*P);
+  llvm::Expected<DynamicPlan> Back = deserializeDynamicPlan(Written);
+  if (!Back)
+    return "a dynamic plan that was read does not read back after writing: " +
+           llvm::toString(Back.takeError());
+  if (serializeDynamicPlan(*Back) != Written)
+    return "a dynamic plan written, read and written again changed";
+  return "";
+}
+
+/// Bytes with the dynamic plan's magic, version and a valid trailing
+/// checksum, so mutations reach the header and model sections.
+static std::string repairDynamic(llvm::StringRef Bytes) {
+  std::string Out = "SOLDERDP";
+  Out += std::string("\x01\0\0\0", 4);
+  Out += Bytes.drop_front(std::min<size_t>(Bytes.size(), 12)).str();
+  uint64_t Sum = planChecksum(Out);
+  for (int I = 0; I < 8; ++I)
+    Out.push_back(char(Sum >> (8 * I)));
+  return Out;
+}
+
 std::string planFile(llvm::StringRef Bytes) {
   if (std::string Broken = roundTrip(Bytes); !Broken.empty())
     return Broken;
-  return roundTrip(repair(Bytes));
+  if (std::string Broken = roundTrip(repair(Bytes)); !Broken.empty())
+    return Broken;
+  if (std::string Broken = dynamicRoundTrip(Bytes); !Broken.empty())
+    return Broken;
+  return dynamicRoundTrip(repairDynamic(Bytes));
 }
 
 } // namespace fuzz

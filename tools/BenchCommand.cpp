@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/cuda/CudaSupport.h"
 #include "runtime/cuda/Plan.h"
+#include "runtime/cuda/PlanFile.h"
 #include "tools/CommandUtils.h"
 #include "tools/GpuCommands.h"
 #include "tools/RandomInputs.h"
@@ -218,6 +219,10 @@ static Error benchDynamic(CompiledModel &M, ExecutionContext &C,
                   "cudaStreamCreate");
   SOLDER_CUDA_TRY(cudaEventCreate(&R.Start), "cudaEventCreate");
   SOLDER_CUDA_TRY(cudaEventCreate(&R.Stop), "cudaEventCreate");
+  if (BenchCompareStatic && looksLikePlanFile(BenchModel))
+    return createStringError(inconvertibleErrorCode(),
+                             "--compare-static compiles static plans from the "
+                             "ONNX model: give the .onnx file, not a plan");
   std::vector<std::string> Specs(BenchRunShapes.begin(), BenchRunShapes.end());
   if (Specs.empty())
     Specs.push_back("");

@@ -100,8 +100,9 @@ parseShapeArgs(ArrayRef<std::string> Args, const ModelSummary &Model,
       if (!Ranges)
         return usageError("--shape '" + Arg +
                           "': ranges (dynamic shapes) are taken by `solder "
-                          "bench` and the C++ API (a plan file holds one "
-                          "shape)");
+                          "compile` and `solder bench`; this command runs "
+                          "one shape (compile a dynamic plan, then bench "
+                          "it with --run-shape)");
       Expected<std::vector<DimRange>> R = parseDimRanges(Value);
       if (!R)
         return createStringError(inconvertibleErrorCode(),

@@ -257,6 +257,7 @@ int runCompileCommand() {
                        "': expected sm_XY, e.g. sm_90");
   ModelLoadOptions Opts;
   Opts.Shapes.assign(CompileShapes.begin(), CompileShapes.end());
+  Opts.AllowRanges = true;
   Opts.Arch = CompileArch;
   Opts.CacheDir = CompileCacheDir;
   Opts.AllowTF32 = CompileTF32;
@@ -300,6 +301,28 @@ int runCompileCommand() {
   ModelStats S = Model->stats();
   bool Json = CompileReport.requested() && *CompileReport.wantsJson();
   raw_ostream &SummaryOS = Json ? errs() : outs();
+  if (Model->isDynamic()) {
+    std::string Ranges;
+    for (const TensorInfo &T : Model->inputs()) {
+      Ranges += (Ranges.empty() ? "" : ", ") + T.Name + "=";
+      for (size_t D = 0; D < T.Ranges.size(); ++D)
+        Ranges +=
+            (D ? "x" : "") + (T.Ranges[D].Min == T.Ranges[D].Max
+                                  ? std::to_string(T.Ranges[D].Min)
+                                  : std::to_string(T.Ranges[D].Min) + ".." +
+                                        std::to_string(T.Ranges[D].Max));
+    }
+    SummaryOS << formatv("wrote {0}: a dynamic plan for {1} (the ONNX model "
+                         "and the options: each shape compiles when it first "
+                         "runs, with the kernel cache); the max shape: {2} "
+                         "kernels, {3} library calls, {4} steps, arena {5} "
+                         "bytes; compiled in {6:F2} s\n",
+                         CompileOut, Ranges, S.Kernels, S.LibraryCalls, S.Steps,
+                         S.ArenaBytes, Seconds);
+    if (CompileReport.requested())
+      CompileReport.print(outs(), fusionReportFromPlan(Model->plan(), nullptr));
+    return ExitSuccess;
+  }
   SummaryOS << formatv("wrote {0}: {1} kernels ({2}), {3} library calls, {4} "
                        "steps per run\n",
                        CompileOut, S.Kernels, Model->plan().Arch,

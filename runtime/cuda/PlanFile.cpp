@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/cuda/PlanFile.h"
 #include "ir/FileBytes.h"
+#include "runtime/cuda/DynamicPlanFile.h"
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -442,8 +443,7 @@ static Error validatePlan(const Plan &P) {
         C.Strides.size() != C.Pads.size() ||
         C.Dilations.size() != C.Pads.size())
       return planFileError("a convolution of the plan is malformed");
-  for (const ConvConfig &C : P.Convs)
-  {
+  for (const ConvConfig &C : P.Convs) {
     if (C.Fused && (C.Transpose || !CheckRef(C.Bias) || !CheckRef(C.Z)))
       return planFileError("a fused convolution of the plan is malformed");
     if (C.Nhwc && (C.Transpose || C.XDims.size() != 4))
@@ -689,6 +689,11 @@ Expected<Plan> deserializePlan(StringRef Bytes,
 }
 
 Error writePlanFile(StringRef Path, const Plan &P) {
+  return writeAtomically(Path, [&](raw_pwrite_stream &OS) { emitPlan(P, OS); });
+}
+
+Error writeAtomically(StringRef Path,
+                      function_ref<void(raw_pwrite_stream &)> Emit) {
   // Temporary file in the same folder, then rename: readers see the old
   // file or the whole new one, never a partial write.
   SmallString<256> Temp;
@@ -705,7 +710,7 @@ Error writePlanFile(StringRef Path, const Plan &P) {
   auto Done = make_scope_exit([&] { sys::DontRemoveFileOnSignal(Temp); });
   {
     raw_fd_ostream OS(FD, /*shouldClose=*/true);
-    emitPlan(P, OS);
+    Emit(OS);
     OS.close();
     if (OS.has_error()) {
       OS.clear_error();
@@ -738,6 +743,8 @@ Expected<Plan> readPlanFile(StringRef Path) {
 }
 
 bool looksLikePlanFile(StringRef Path) {
+  if (looksLikeDynamicPlanFile(Path))
+    return true;
   ErrorOr<std::unique_ptr<MemoryBuffer>> Buf =
       MemoryBuffer::getFileSlice(Path, sizeof(Magic), 0);
   return Buf && (*Buf)->getBufferSize() == sizeof(Magic) &&

@@ -29,6 +29,7 @@
 #define SOLDER_RUNTIME_CUDA_PLANFILE_H
 
 #include "runtime/cuda/Plan.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 #include <memory>
@@ -71,10 +72,17 @@ deserializePlan(llvm::StringRef Bytes,
                 std::shared_ptr<const void> Owner = nullptr);
 
 llvm::Error writePlanFile(llvm::StringRef Path, const Plan &P);
+/// Writes what Emit prints to a temporary file beside Path, then renames it
+/// over Path: readers see the old file or the whole new one (a signal
+/// removes the temporary; SIGKILL may leave it, never a partial Path).
+llvm::Error
+writeAtomically(llvm::StringRef Path,
+                llvm::function_ref<void(llvm::raw_pwrite_stream &)> Emit);
 /// Maps the file; the plan's weights view the mapping.
 llvm::Expected<Plan> readPlanFile(llvm::StringRef Path);
 
-/// True when the file starts with the plan magic (to tell plans from ONNX).
+/// True when the file starts with the plan magic or the dynamic plan magic
+/// (DynamicPlanFile.h): to tell plans from ONNX models.
 bool looksLikePlanFile(llvm::StringRef Path);
 
 } // namespace solder

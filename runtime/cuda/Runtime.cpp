@@ -17,6 +17,7 @@
 #include "passes/Pipeline.h"
 #include "runtime/cuda/CudaLibraries.h"
 #include "runtime/cuda/CudaSupport.h"
+#include "runtime/cuda/DynamicPlanFile.h"
 #include "runtime/cuda/LibraryCalls.h"
 #include "runtime/cuda/MemoryPlanner.h"
 #include "runtime/cuda/PlanBuilder.h"
@@ -350,6 +351,14 @@ CompiledModel::compileBytes(StringRef OnnxBytes, const CompileOptions &Opts) {
 
 Expected<std::shared_ptr<CompiledModel>>
 CompiledModel::loadPlan(StringRef Path) {
+  if (looksLikeDynamicPlanFile(Path)) {
+    // Compiles the max-shape variant from the model inside, as compiling
+    // did (NVRTC's disk cache makes the kernels quick).
+    Expected<DynamicPlan> D = readDynamicPlanFile(Path);
+    if (!D)
+      return D.takeError();
+    return compileBytes(D->OnnxBytes, D->Opts);
+  }
   Expected<Plan> P = readPlanFile(Path);
   if (!P)
     return P.takeError();
@@ -360,10 +369,12 @@ Error CompiledModel::savePlan(StringRef Path) const {
   if (I->Backend != ExecutionBackend::Cuda)
     return rtError("a model compiled for the reference backend has no plan to "
                    "save (compile it for cuda)");
-  if (I->Dyn)
-    return rtError("a dynamic model (input ranges) cannot be saved as a plan "
-                   "file yet: its variants are compiled when first run; save "
-                   "one static plan per shape instead");
+  if (I->Dyn) {
+    Expected<DynamicPlan> P = I->Dyn->toPlan();
+    if (!P)
+      return P.takeError();
+    return writeDynamicPlanFile(Path, *P);
+  }
   return writePlanFile(Path, I->P);
 }
 

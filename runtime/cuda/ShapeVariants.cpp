@@ -8,11 +8,14 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/cuda/ShapeVariants.h"
 #include "frontend/ModelSummary.h"
+#include "frontend/OnnxImporter.h"
+#include "ir/FileBytes.h"
 #include "runtime/cuda/CudaSupport.h"
 #include "runtime/cuda/MemoryPlanner.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/xxhash.h"
 #include <cuda_runtime_api.h>
 
@@ -115,6 +118,7 @@ ShapeVariants::create(std::string Path, std::string Bytes,
   SV->Path = std::move(Path);
   SV->Bytes = std::move(Bytes);
   SV->Opts = Opts;
+  SV->GivenRanges = Opts.InputRanges;
   SV->Opts.InputRanges.clear();
   SV->Opts.MaxShapeVariants = std::max(1u, Opts.MaxShapeVariants);
   SV->Pool = std::make_shared<DeviceWeightPool>();
@@ -310,6 +314,34 @@ ShapeVariants::get(ArrayRef<std::vector<int64_t>> Dims) {
   if (Lru.size() > Opts.MaxShapeVariants)
     Lru.pop_back(); // contexts using it keep it alive
   return M;
+}
+
+Expected<DynamicPlan> ShapeVariants::toPlan() const {
+  DynamicPlan P;
+  if (!Path.empty()) {
+    Expected<std::unique_ptr<MemoryBuffer>> Buf =
+        readFileBytes(Path, "model", /*MapAbove=*/0);
+    if (!Buf)
+      return Buf.takeError();
+    P.OnnxBytes = (*Buf)->getBuffer().str();
+  } else {
+    P.OnnxBytes = Bytes;
+  }
+  // The plan holds the model's bytes only: one whose weights live in
+  // external files would not import from it.
+  if (Expected<std::unique_ptr<Graph>> G = importOnnxBytes(P.OnnxBytes, ""); !G)
+    return dynError("a dynamic model is saved with the ONNX model inside the "
+                    "plan, and this model does not import from its bytes "
+                    "alone (" +
+                    toString(G.takeError()) +
+                    "): models with external data cannot be saved as a "
+                    "dynamic plan yet");
+  P.Opts = Opts;
+  P.Opts.InputRanges = GivenRanges;
+  P.Opts.CacheDir.clear();
+  P.Opts.Progress = nullptr;
+  P.Opts.OnPhase = nullptr;
+  return std::move(P);
 }
 
 size_t ShapeVariants::compiled() const {

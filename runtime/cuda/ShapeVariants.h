@@ -25,6 +25,7 @@
 #ifndef SOLDER_RUNTIME_CUDA_SHAPEVARIANTS_H
 #define SOLDER_RUNTIME_CUDA_SHAPEVARIANTS_H
 
+#include "runtime/cuda/DynamicPlanFile.h"
 #include "solder/Solder.h"
 #include <cstdint>
 #include <list>
@@ -87,6 +88,11 @@ public:
   ExecutionBackend backend() const { return Opts.Backend; }
   const std::shared_ptr<DeviceWeightPool> &pool() const { return Pool; }
 
+  /// What a dynamic plan file holds: the model's bytes and the options
+  /// with the ranges; an error when the bytes alone do not import (a model
+  /// with external data).
+  llvm::Expected<DynamicPlan> toPlan() const;
+
   /// "2x128,2x128": the key of a shape (one entry per input).
   static std::string key(llvm::ArrayRef<std::vector<int64_t>> Dims);
 
@@ -96,6 +102,7 @@ private:
 
   std::string Path, Bytes;
   CompileOptions Opts;
+  llvm::StringMap<std::vector<DimRange>> GivenRanges;
   std::vector<std::string> InputNames;
   std::vector<std::vector<std::pair<unsigned, unsigned>>> Source;
   std::vector<TensorInfo> Inputs, Outputs;

@@ -13,6 +13,8 @@
 #include "runtime/reference/ReferenceExecutor.h"
 #include "solder/Solder.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
 #include <cmath>
 #include <random>
 #include <string>
@@ -223,6 +225,65 @@ TEST(DynamicShapesTest, LeastRecentlyUsedVariantsAreDropped) {
 }
 
 #if SOLDER_HAVE_CUDA
+TEST(DynamicShapesTest, DynamicPlanFileRoundTripsAndRefusesCorruption) {
+  // A dynamic model saves as one file (the model and options) and loads
+  // back as the same dynamic model (no GPU needed: the max variant compiles
+  // with NVRTC); a flipped byte or a truncated file is refused by the
+  // checksum, and a static plan still loads as before.
+  CompileOptions CO = mlpRanges(ExecutionBackend::Cuda);
+  CO.Arch = "sm_90";
+  CO.Prec = Precision::F16;
+  auto M = CompiledModel::compileFile(dataPath("tiny_mlp.onnx"), CO);
+  ASSERT_TRUE(bool(M)) << llvm::toString(M.takeError());
+  llvm::SmallString<128> Dir;
+  ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("dynplan", Dir));
+  std::string Path = (Dir + "/m.plan").str();
+  ASSERT_EQ(errorText((*M)->savePlan(Path)), "no error");
+  auto L = CompiledModel::loadPlan(Path);
+  ASSERT_TRUE(bool(L)) << llvm::toString(L.takeError());
+  EXPECT_TRUE((*L)->isDynamic());
+  EXPECT_EQ((*L)->inputs()[0].Ranges, (*M)->inputs()[0].Ranges);
+  EXPECT_EQ((*L)->outputs()[0].Dims, (*M)->outputs()[0].Dims);
+  EXPECT_EQ((*L)->plan().Prec, Precision::F16);
+  auto V = (*L)->shapeVariant({{5, 4}});
+  ASSERT_TRUE(bool(V)) << llvm::toString(V.takeError());
+  EXPECT_EQ((*V)->outputs()[0].Dims, (std::vector<int64_t>{5, 3}));
+
+  auto Buf = llvm::MemoryBuffer::getFile(Path);
+  ASSERT_TRUE(bool(Buf));
+  std::string Bytes = (*Buf)->getBuffer().str();
+  for (bool Truncate : {false, true}) {
+    std::string Bad = Bytes;
+    if (Truncate)
+      Bad.resize(Bad.size() / 2);
+    else
+      Bad[Bad.size() / 2] ^= 0x40;
+    std::string BadPath = (Dir + "/bad.plan").str();
+    {
+      std::error_code EC;
+      llvm::raw_fd_ostream OS(BadPath, EC);
+      ASSERT_FALSE(EC);
+      OS << Bad;
+    }
+    auto R = CompiledModel::loadPlan(BadPath);
+    ASSERT_FALSE(bool(R)) << "accepted a corrupt dynamic plan";
+    std::string Msg = llvm::toString(R.takeError());
+    EXPECT_NE(Msg.find("dynamic plan: checksum mismatch"), std::string::npos)
+        << Msg;
+  }
+  CompileOptions Static;
+  Static.Arch = "sm_90";
+  Static.CacheDir = testCacheDir();
+  Static.SymbolSizes["N"] = 2;
+  auto S = CompiledModel::compileFile(dataPath("tiny_mlp.onnx"), Static);
+  ASSERT_TRUE(bool(S)) << llvm::toString(S.takeError());
+  ASSERT_EQ(errorText((*S)->savePlan(Path)), "no error");
+  auto SL = CompiledModel::loadPlan(Path);
+  ASSERT_TRUE(bool(SL)) << llvm::toString(SL.takeError());
+  EXPECT_FALSE((*SL)->isDynamic());
+  llvm::sys::fs::remove_directories(Dir);
+}
+
 TEST(DynamicShapesTest, GpuContextSwitchesShapesAndMatchesTheReference) {
   if (llvm::Expected<int> Dev = requireDevice(); !Dev)
     GTEST_SKIP() << "GPU test skipped: " << llvm::toString(Dev.takeError());

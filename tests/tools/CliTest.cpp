@@ -500,15 +500,15 @@ TEST(CliFusion, FuseAttentionMakesOneAttentionGroup) {
   auto Groups = groupsOf(*V);
   ASSERT_EQ(Groups.size(), 1u);
   EXPECT_EQ(Groups[0].first, 0);
-  EXPECT_EQ(Groups[0].second,
-            (std::vector<std::string>{"split_q", "heads_q", "split_k",
-                                      "heads_k", "split_v", "heads_v",
-                                      "scores", "scale", "mask_add", "softmax",
-                                      "context", "merge_t"}));
+  EXPECT_EQ(
+      Groups[0].second,
+      (std::vector<std::string>{"split_q", "heads_q", "split_k", "heads_k",
+                                "split_v", "heads_v", "scores", "scale",
+                                "mask_add", "softmax", "context", "merge_t"}));
   // The reference backend runs the Attention op: the same outputs as the
   // unfused graph (printed statistics to 6 digits).
-  std::vector<std::string> Run = {"run",   Model, "--shape",          "B=2",
-                                  "--random-inputs", "--seed", "4"};
+  std::vector<std::string> Run = {
+      "run", Model, "--shape", "B=2", "--random-inputs", "--seed", "4"};
   CliResult Unfused = runSolder(Run);
   Run.push_back("--fuse-attention");
   CliResult Fused = runSolder(Run);
@@ -516,8 +516,8 @@ TEST(CliFusion, FuseAttentionMakesOneAttentionGroup) {
   ASSERT_EQ(Fused.Code, 0) << Fused.Err;
   EXPECT_EQ(Fused.Out, Unfused.Out);
   // Negative twin: without the flag there is no attention group.
-  std::optional<json::Value> W = reportJson(runSolder(
-      {"dump-ir", Model, "--shape", "B=2", "--fusion-report=json"}));
+  std::optional<json::Value> W = reportJson(
+      runSolder({"dump-ir", Model, "--shape", "B=2", "--fusion-report=json"}));
   ASSERT_TRUE(W);
   for (const json::Value &G : *W->getAsObject()->getArray("groups"))
     EXPECT_NE(G.getAsObject()->getString("kind").getValueOr(""), "attention");
@@ -593,27 +593,34 @@ TEST(CliTest, CompileKeepsAskingForUnboundDims) {
   EXPECT_FALSE(llvm::sys::fs::exists(Tmp.path("m.plan")));
 }
 
-TEST(CliTest, CompileRefusesShapeRangesBench) {
-  // A plan file holds one shape: a range is refused by compile and named
-  // with where it is taken; bad range text is refused too. Its twin: the
-  // same model compiles with one concrete shape.
+TEST(CliTest, CompileWritesADynamicPlanForShapeRanges) {
+  // compile with a range writes a dynamic plan (the model and options);
+  // a command that runs one shape refuses a range, naming where ranges go;
+  // a malformed range is refused and writes nothing.
   if (!haveGpuCommands())
     GTEST_SKIP() << "built without the CUDA toolkit";
   TempDir Tmp;
-  CliResult R = runSolder({"compile", dataPath("tiny_mlp.onnx"), "-o",
-                           Tmp.path("m.plan"), "--arch", "sm_90", "--shape",
-                           "x=1..8x4"},
-                          /*OpensNvrtc=*/true);
-  EXPECT_EQ(R.Code, 2);
-  EXPECT_TRUE(contains(R.Err, "ranges (dynamic shapes) are taken by `solder "
-                              "bench`"))
-      << R.Err;
-  EXPECT_FALSE(llvm::sys::fs::exists(Tmp.path("m.plan")));
-  CliResult Ok = runSolder({"compile", dataPath("tiny_mlp.onnx"), "-o",
-                            Tmp.path("m.plan"), "--arch", "sm_90", "--shape",
-                            "x=8x4"},
-                           /*OpensNvrtc=*/true);
-  EXPECT_EQ(Ok.Code, 0) << Ok.Err;
+  CliResult R =
+      runSolder({"compile", dataPath("tiny_mlp.onnx"), "-o", Tmp.path("m.plan"),
+                 "--arch", "sm_90", "--shape", "x=1..8x4"},
+                /*OpensNvrtc=*/true);
+  EXPECT_EQ(R.Code, 0) << R.Err;
+  EXPECT_TRUE(contains(R.Out, "a dynamic plan for x=1..8x4")) << R.Out;
+  std::string Bytes = readFile(Tmp.path("m.plan"));
+  EXPECT_EQ(Bytes.substr(0, 8), "SOLDERDP");
+  CliResult Run = runSolder({"run", dataPath("tiny_mlp.onnx"), "--shape",
+                             "x=1..8x4", "--random-inputs"});
+  EXPECT_EQ(Run.Code, 2);
+  EXPECT_TRUE(contains(Run.Err, "ranges (dynamic shapes) are taken by `solder "
+                                "compile` and `solder bench`"))
+      << Run.Err;
+  CliResult Bad =
+      runSolder({"compile", dataPath("tiny_mlp.onnx"), "-o", Tmp.path("b.plan"),
+                 "--arch", "sm_90", "--shape", "x=9..2x4"},
+                /*OpensNvrtc=*/true);
+  EXPECT_EQ(Bad.Code, 2);
+  EXPECT_TRUE(contains(Bad.Err, "bad dim ranges")) << Bad.Err;
+  EXPECT_FALSE(llvm::sys::fs::exists(Tmp.path("b.plan")));
 }
 
 TEST(CliFusion, CompileFusionReportJson) {
