@@ -279,6 +279,9 @@ llvm::Error split(InferContext &C) {
     for (int64_t V : *S) {
       if (V < 0)
         return C.error("negative split size");
+      // Hostile sizes must not overflow the sum (the fuzzer's find).
+      if (V > MaxDimSize || Sum > MaxDimSize - V)
+        return C.error("split sizes sum past " + llvm::Twine(MaxDimSize));
       Sum += V;
       Sizes.push_back(Dim(V));
     }

@@ -400,6 +400,29 @@ TEST(VerifierTest, ConvTransposeOutputShapeShorterThanTheSpatialDims) {
   expectInvalid(*G, "output_shape has 1 dims for 2 spatial ones");
 }
 
+TEST(VerifierTest, SplitSizesSumToTheDim) {
+  auto G = parse(R"(graph "g" opset 17 {
+  input %x : f32[2,4]
+  const %sizes : i64[2] = [1, 3]
+  %a, %b = Split(%x, %sizes) {axis = 1} : f32[2,1], f32[2,3] @"split"
+  output %a
+  output %b
+})");
+  expectValid(*G);
+}
+
+TEST(VerifierTest, SplitSizesThatOverflowAreRefused) {
+  // Twin: sizes whose sum overflows int64 (the fuzzer found the overflow).
+  auto G = parse(R"(graph "g" opset 17 {
+  input %x : f32[2,4]
+  const %sizes : i64[2] = [72036854775808, 9223372036854775807]
+  %a, %b = Split(%x, %sizes) {axis = 1} : f32[2,1], f32[2,3] @"split"
+  output %a
+  output %b
+})");
+  expectInvalid(*G, "split sizes sum past 17179869184");
+}
+
 TEST(VerifierTest, AttentionResultTypeFollowsTheForm) {
   auto G = parse(R"(graph "g" opset 17 {
   input %q : f16[2,7,64]
