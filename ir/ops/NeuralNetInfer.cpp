@@ -154,9 +154,19 @@ llvm::Error readWindow(InferContext &C, unsigned Spatial,
     return E;
   if (auto E = Get("pads", 2 * Spatial, 0, W.Pads))
     return E;
-  for (unsigned I = 0; I < Spatial; ++I)
+  for (unsigned I = 0; I < Spatial; ++I) {
     if (W.Strides[I] <= 0 || W.Dilations[I] <= 0 || W.Kernel[I] <= 0)
       return C.error("kernel, strides and dilations must be positive");
+    // Hostile values must not overflow the size arithmetic below.
+    if (W.Strides[I] > MaxDimSize || W.Dilations[I] > MaxDimSize ||
+        W.Kernel[I] - 1 > (MaxDimSize - 1) / W.Dilations[I])
+      return C.error("kernel, strides or dilations past the dim limit (" +
+                     llvm::Twine(MaxDimSize) + ")");
+  }
+  for (int64_t P : W.Pads)
+    if (P < -MaxDimSize || P > MaxDimSize)
+      return C.error("pads past the dim limit (" + llvm::Twine(MaxDimSize) +
+                     ")");
   W.AutoPad = C.attrs().getString("auto_pad", "NOTSET");
   if (W.AutoPad != "NOTSET" && W.AutoPad != "SAME_UPPER" &&
       W.AutoPad != "SAME_LOWER" && W.AutoPad != "VALID")
@@ -214,8 +224,11 @@ llvm::Error conv(InferContext &C) {
                    dtypeName(X.Elem));
   unsigned Spatial = X.rank() - 2;
   int64_t Group = C.attrs().getInt("group", 1);
-  if (Group <= 0)
-    return C.error("group must be positive");
+  if (Group <= 0 || Group > MaxDimSize)
+    return C.error("group must be positive and within the dim limit (" +
+                   llvm::Twine(MaxDimSize) + ")");
+  if (Wt.Dims[1].isStatic() && Wt.Dims[1].size() > MaxDimSize / Group)
+    return C.error("group times the weights' channels is past the dim limit");
   if (X.Dims[1].isStatic() && Wt.Dims[1].isStatic() &&
       X.Dims[1].size() != Wt.Dims[1].size() * Group)
     return C.error("input has " + llvm::Twine(X.Dims[1].size()) +
@@ -250,8 +263,9 @@ llvm::Error convTranspose(InferContext &C) {
                    typeToString(X) + " and " + typeToString(Wt));
   unsigned Spatial = X.rank() - 2;
   int64_t Group = C.attrs().getInt("group", 1);
-  if (Group <= 0)
-    return C.error("group must be positive");
+  if (Group <= 0 || Group > MaxDimSize)
+    return C.error("group must be positive and within the dim limit (" +
+                   llvm::Twine(MaxDimSize) + ")");
   if (X.Dims[1].isStatic() && X.Dims[1].size() != Wt.Dims[0].size())
     return C.error("input channels differ from the weights' first dim");
   llvm::SmallVector<int64_t, 3> KW;
@@ -271,8 +285,14 @@ llvm::Error convTranspose(InferContext &C) {
     return C.error("output_shape has " + llvm::Twine(OutShape.size()) +
                    " dims for " + llvm::Twine(Spatial) + " spatial ones");
   for (int64_t D : OutShape)
-    if (D < 0)
-      return C.error("output_shape has a negative dim");
+    if (D < 0 || D > MaxDimSize)
+      return C.error("output_shape has a negative dim or one past " +
+                     llvm::Twine(MaxDimSize));
+  for (int64_t P : OutPad)
+    if (P < -MaxDimSize || P > MaxDimSize)
+      return C.error("output_padding past the dim limit");
+  if (Wt.Dims[1].size() > MaxDimSize / Group)
+    return C.error("group times the weights' channels is past the dim limit");
   Shape Out = {X.Dims[0], Dim(Wt.Dims[1].size() * Group)};
   for (unsigned I = 0; I < Spatial; ++I) {
     if (!OutShape.empty()) {
@@ -285,6 +305,9 @@ llvm::Error convTranspose(InferContext &C) {
       continue;
     }
     int64_t K = (W.Kernel[I] - 1) * W.Dilations[I] + 1;
+    if (In.size() > MaxDimSize / W.Strides[I])
+      return C.error("output size past the dim limit (" +
+                     llvm::Twine(MaxDimSize) + ")");
     int64_t O;
     if (W.AutoPad == "SAME_UPPER" || W.AutoPad == "SAME_LOWER")
       O = In.size() * W.Strides[I];

@@ -423,6 +423,46 @@ TEST(VerifierTest, SplitSizesThatOverflowAreRefused) {
   expectInvalid(*G, "split sizes sum past 17179869184");
 }
 
+TEST(VerifierTest, WindowAttributesPastTheDimLimitAreRefused) {
+  // Hostile kernel/stride/dilation/pad/group values are refused before the
+  // size arithmetic could overflow; their twin (ordinary values) is valid.
+  auto Conv = [](const std::string &Attrs, const char *Out) {
+    return parse(std::string(R"(graph "g" opset 17 {
+  input %x : f32[1,1,5,5]
+  const %w : f32[1,1,3,3] = [1, 2, 3, 4, 5, 6, 7, 8, 9]
+  %y = Conv(%x, %w, none) {)") +
+                 Attrs + R"(} : )" + Out + R"( @"c"
+  output %y
+})");
+  };
+  auto Ok = Conv("dilations = [1, 1], pads = [1, 1, 1, 1], strides = [1, 1]",
+                 "f32[1,1,5,5]");
+  expectValid(*Ok);
+  for (const char *Attrs :
+       {"dilations = [4611686018427387904, 1]",
+        "strides = [9223372036854775807, 1]",
+        "pads = [9223372036854775807, 0, 9223372036854775807, 0]",
+        "group = 4611686018427387904"}) {
+    SCOPED_TRACE(Attrs);
+    auto Bad = Conv(Attrs, "f32[1,1,3,3]");
+    ASSERT_TRUE(Bad);
+    std::string Msg = verify(*Bad);
+    EXPECT_NE(Msg.find("limit"), std::string::npos) << Msg;
+  }
+}
+
+TEST(VerifierTest, ConvTransposeOutputPastTheDimLimitIsRefused) {
+  // Twin of ConvTransposeOutputShapeGivesTheSpatialDims: strides that
+  // would overflow the output size.
+  auto G = parse(R"(graph "g" opset 17 {
+  input %x : f32[1,1,3,3]
+  const %w : f32[1,2,3,3] = [1, 2, 3, 4, 5, 6, 7, 8, 9, 1, 2, 3, 4, 5, 6, 7, 8, 9]
+  %y = ConvTranspose(%x, %w) {strides = [17179869184, 2]} : f32[1,2,7,8] @"ct"
+  output %y
+})");
+  expectInvalid(*G, "output size past the dim limit");
+}
+
 TEST(VerifierTest, AttentionResultTypeFollowsTheForm) {
   auto G = parse(R"(graph "g" opset 17 {
   input %q : f16[2,7,64]
