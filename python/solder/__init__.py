@@ -56,7 +56,7 @@ def _specs(described):
 def compile(model, *, shapes=None, precision="fp32", fusion=True,
             backend="cuda", arch=None, cache_dir=None, allow_tf32=False,
             disable_fusion=(), disable_passes=(), io_precision="model",
-            layout="auto", fuse_attention=False):
+            layout="auto", fuse_attention=None, tune=False):
     """Compiles an ONNX model (a path or the model's bytes).
 
     shapes: {input name: shape tuple, or dim symbol name: size}, binding
@@ -69,9 +69,14 @@ def compile(model, *, shapes=None, precision="fp32", fusion=True,
       'nchw' or 'nhwc'.
     fusion: False runs every op as its own step; disable_fusion lists
       fusion groups (ids) or ONNX node names not to fuse.
-    fuse_attention: run scaled dot-product attention as one Attention op
-      (one flash-attention kernel on the GPU; opt-in, as
-      `--fuse-attention`).
+    fuse_attention: True runs every scaled dot-product attention as one
+      Attention op (one flash-attention kernel on the GPU, as
+      `--fuse-attention`); False none (`--no-fuse-attention`); None (the
+      default) lets fp16/bf16 GPU plans fuse it where its kernel's grid
+      fills the GPU.
+    tune: choose the cuDNN/cuBLASLt algorithms on this GPU now and record
+      them, so save_plan writes a tuned plan (`solder compile --tune`);
+      needs the GPU.
     backend: 'cuda' (a GPU plan; compiling needs no GPU) or 'reference'
       (the CPU reference executor; no plan file).
     arch: the GPU architecture ('sm_90'); default: this machine's GPU.
@@ -104,7 +109,8 @@ def compile(model, *, shapes=None, precision="fp32", fusion=True,
         [str(f) for f in disable_fusion], [str(p) for p in disable_passes],
         arch, None if cache_dir is None else os.fspath(cache_dir),
         bool(allow_tf32), str(precision), io_precision == "compute",
-        str(layout), bool(fuse_attention))
+        str(layout), fuse_attention is True, fuse_attention is None,
+        bool(tune))
     return Model(native)
 
 

@@ -32,7 +32,8 @@ def compile(
     disable_passes: Sequence[str] = ...,
     io_precision: str = ...,
     layout: str = ...,
-    fuse_attention: bool = ...,
+    fuse_attention: Optional[bool] = ...,
+    tune: bool = ...,
 ) -> Model: ...
 def load_plan(path: Union[str, os.PathLike]) -> Model: ...
 

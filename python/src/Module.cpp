@@ -151,15 +151,15 @@ PyObject *describe(llvm::ArrayRef<TensorInfo> Tensors) {
 ///         disabled_fusions: list[str], disabled_passes: list[str],
 ///         arch: str | None, cache_dir: str | None, allow_tf32: bool,
 ///         precision: str, compute_io: bool, layout: str,
-///         fuse_attention: bool)
+///         fuse_attention: bool, auto_attention: bool, tune: bool)
 PyObject *compileModel(PyObject *, PyObject *Args) {
   PyObject *Source, *Shapes, *Symbols, *Fusions, *Passes;
   const char *Backend, *Arch, *CacheDir, *Prec, *Layout;
-  int Fusion, AllowTF32, ComputeIo, FuseAttention;
-  if (!PyArg_ParseTuple(Args, "OOOspOOzzpspsp", &Source, &Shapes, &Symbols,
+  int Fusion, AllowTF32, ComputeIo, FuseAttention, AutoAttention, Tune;
+  if (!PyArg_ParseTuple(Args, "OOOspOOzzpspsppp", &Source, &Shapes, &Symbols,
                         &Backend, &Fusion, &Fusions, &Passes, &Arch, &CacheDir,
-                        &AllowTF32, &Prec, &ComputeIo, &Layout,
-                        &FuseAttention))
+                        &AllowTF32, &Prec, &ComputeIo, &Layout, &FuseAttention,
+                        &AutoAttention, &Tune))
     return nullptr;
   CompileOptions Opts;
   std::optional<ConvLayout> L = parseConvLayout(Layout);
@@ -188,6 +188,7 @@ PyObject *compileModel(PyObject *, PyObject *Args) {
   }
   Opts.NoFusion = !Fusion;
   Opts.FuseAttention = FuseAttention;
+  Opts.AutoAttention = AutoAttention;
   Opts.AllowTF32 = AllowTF32;
   Opts.Arch = Arch ? Arch : "";
   Opts.CacheDir = CacheDir ? CacheDir : "";
@@ -219,9 +220,19 @@ PyObject *compileModel(PyObject *, PyObject *Args) {
     Opts.SymbolSizes[N] = Size;
   }
 
+  // tune: the library algorithms chosen on this GPU now, recorded in the
+  // plan (save_plan then writes a tuned plan, as `solder compile --tune`).
+  auto Tuned = [&](llvm::Expected<std::shared_ptr<CompiledModel>> M)
+      -> llvm::Expected<std::shared_ptr<CompiledModel>> {
+    if (M && Tune)
+      if (llvm::Error E = (*M)->loadOnDevice())
+        return std::move(E);
+    return M;
+  };
   if (PyUnicode_Check(Source)) {
     std::string Path = PyUnicode_AsUTF8AndSize(Source, nullptr);
-    auto M = withoutGil([&] { return CompiledModel::compileFile(Path, Opts); });
+    auto M = withoutGil(
+        [&] { return Tuned(CompiledModel::compileFile(Path, Opts)); });
     if (!M)
       return raise(M.takeError());
     return wrapModel(std::move(*M));
@@ -235,7 +246,8 @@ PyObject *compileModel(PyObject *, PyObject *Args) {
   if (PyObject_GetBuffer(Source, &View, PyBUF_SIMPLE) != 0)
     return nullptr;
   llvm::StringRef Bytes(static_cast<const char *>(View.buf), size_t(View.len));
-  auto M = withoutGil([&] { return CompiledModel::compileBytes(Bytes, Opts); });
+  auto M = withoutGil(
+      [&] { return Tuned(CompiledModel::compileBytes(Bytes, Opts)); });
   PyBuffer_Release(&View);
   if (!M)
     return raise(M.takeError());
