@@ -51,8 +51,20 @@ Error compileCubins(MutableArrayRef<PlanKernel> Kernels, StringRef Arch,
   CompileStats Stats;
   Expected<std::vector<std::string>> Cubins =
       compileKernels(Todo, Opts, &Stats);
-  if (!Cubins)
-    return Cubins.takeError();
+  if (!Cubins) {
+    // NVRTC names the kernel; the user knows the ONNX nodes.
+    std::string Msg = toString(Cubins.takeError());
+    for (size_t I = 0; I < Where.size(); ++I) {
+      const PlanKernel &K = Kernels[Where[I]];
+      if (!K.NodeNames.empty() &&
+          StringRef(Msg).contains("kernel " + K.Name + " ")) {
+        Msg += "\n  (kernel " + K.Name +
+               " implements ONNX nodes: " + join(K.NodeNames, ", ") + ")";
+        break;
+      }
+    }
+    return createStringError(inconvertibleErrorCode(), Msg);
+  }
   for (size_t I = 0; I < Where.size(); ++I)
     Kernels[Where[I]].Cubin = std::move((*Cubins)[I]);
   if (Progress)

@@ -565,7 +565,8 @@ Error CompiledModel::Impl::loadOnce() {
   if (!P.Gemms.empty()) {
     cublasLtHandle_t Lt;
     SOLDER_CUBLAS_TRY(cudaLibs().cublasLtCreate(&Lt), "cublasLtCreate");
-    for (GemmConfig &C : P.Gemms) {
+    for (size_t Idx = 0; Idx < P.Gemms.size(); ++Idx) {
+      GemmConfig &C = P.Gemms[Idx];
       GemmCall Call;
       cublasLtMatmulAlgo_t Algo;
       size_t Ws = 0;
@@ -580,6 +581,10 @@ Error CompiledModel::Impl::loadOnce() {
         E = Call.chooseAlgo(Lt, Algo, Ws);
       if (E) {
         cudaLibs().cublasLtDestroy(Lt);
+        // Named by its step (the ONNX nodes), as a cuDNN failure is.
+        for (const PlanStep &S : P.Steps)
+          if (S.K == PlanStep::Kind::Gemm && S.Index == Idx)
+            return rtError(S.Label + ": " + toString(std::move(E)));
         return E;
       }
       std::memcpy(C.AlgoData.data(), Algo.data, sizeof(Algo.data));

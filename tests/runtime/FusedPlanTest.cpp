@@ -12,6 +12,7 @@
 #if SOLDER_HAVE_CUDA
 #include "RuntimeTestUtils.h"
 #include "codegen/KernelEmitter.h"
+#include "frontend/OnnxImporter.h"
 #include "passes/Pipeline.h"
 #include "runtime/cuda/PlanFile.h"
 #include <algorithm>
@@ -375,7 +376,6 @@ TEST(FusedPlanTest, OlderPlanIsRefusedWithRecompile) {
   EXPECT_TRUE(bool(deserializePlan(Bytes)));
 }
 
-
 /// attentionGraphText(2) through the GPU pipeline with attention fusion
 /// (and, with ExtraOutput, the Q slice also a graph output).
 Plan attentionPlan(bool ExtraOutput) {
@@ -474,4 +474,37 @@ TEST(FusedPlanTest, NhwcConvTakesItsOwnBiasInTheCudnnCall) {
   EXPECT_EQ(P.Convs[0].XDims, (std::vector<int64_t>{1, 2, 5, 5}));
   EXPECT_EQ(P.Convs[0].WDims, (std::vector<int64_t>{3, 2, 1, 1}));
   EXPECT_EQ(P.Steps.size(), 2u);
+}
+
+TEST(FusedPlanTest, NvrtcFailureNamesTheKernelsOnnxNodes) {
+  // A kernel NVRTC cannot compile (its source broken on purpose) fails the
+  // compile with NVRTC's log, the kernel's name and the ONNX nodes it
+  // implements; its twin, the same plan unbroken, compiles.
+  auto G =
+      importOnnxFile(std::string(SOLDER_TEST_DATA_DIR) + "/fusion_chain.onnx");
+  ASSERT_TRUE(bool(G)) << llvm::toString(G.takeError());
+  PipelineOptions PO;
+  PO.TargetGpu = true;
+  ASSERT_FALSE(bool(runPipeline(**G, PO)));
+  PlanOptions Opts;
+  Opts.Arch = "sm_90";
+  Opts.CacheDir = testCacheDir();
+  llvm::Expected<Plan> P = buildPlan(**G, Opts);
+  ASSERT_TRUE(bool(P)) << llvm::toString(P.takeError());
+  auto It = llvm::find_if(
+      P->Kernels, [](const PlanKernel &K) { return !K.NodeNames.empty(); });
+  ASSERT_NE(It, P->Kernels.end());
+  Plan Good = *P;
+  EXPECT_FALSE(bool(compilePlanKernels(Good, Opts)));
+  It->Source += "\n#error broken on purpose by the test\n";
+  llvm::Error E = compilePlanKernels(*P, Opts);
+  ASSERT_TRUE(bool(E));
+  std::string Msg = llvm::toString(std::move(E));
+  EXPECT_NE(Msg.find("NVRTC failed to compile kernel " + It->Name),
+            std::string::npos)
+      << Msg;
+  EXPECT_NE(Msg.find("broken on purpose"), std::string::npos) << Msg;
+  EXPECT_NE(Msg.find("implements ONNX nodes: " + It->NodeNames[0]),
+            std::string::npos)
+      << Msg;
 }

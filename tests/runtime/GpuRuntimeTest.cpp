@@ -857,6 +857,33 @@ TEST(GpuRuntimeTest, DeviceMemoryLimitRefusesByNameAndFreesWhatItTook) {
   ASSERT_TRUE(bool(Out)) << llvm::toString(Out.takeError());
 }
 
+TEST(GpuRuntimeTest, LibraryErrorAtLoadNamesTheStep) {
+  // A cuBLASLt configuration the library rejects (a leading dimension of
+  // 0, as a corrupt plan could hold) fails the load naming the step and
+  // its ONNX nodes; its twin, the plan as built, loads.
+  SKIP_WITHOUT_GPU();
+  auto M = tinyMlp();
+  ASSERT_TRUE(M);
+  Plan P = M->plan();
+  ASSERT_FALSE(P.Gemms.empty());
+  std::string Label;
+  for (const PlanStep &S : P.Steps)
+    if (S.K == PlanStep::Kind::Gemm && S.Index == 0)
+      Label = S.Label;
+  ASSERT_FALSE(Label.empty());
+  auto Good = CompiledModel::fromPlan(P);
+  ASSERT_TRUE(bool(Good));
+  ASSERT_FALSE(bool((*Good)->loadOnDevice()));
+  P.Gemms[0].Lda = 0;
+  P.Gemms[0].HasAlgo = false;
+  auto Bad = CompiledModel::fromPlan(P);
+  ASSERT_TRUE(bool(Bad));
+  llvm::Error E = (*Bad)->loadOnDevice();
+  ASSERT_TRUE(bool(E)) << "a zero leading dimension was accepted";
+  std::string Msg = llvm::toString(std::move(E));
+  EXPECT_EQ(Msg.rfind(Label + ": ", 0), 0u) << Msg;
+}
+
 TEST(GpuRuntimeTest, KernelFaultIsStickyNamedAndRefusedAfter) {
   // A kernel fault (a bound input pointer that is not device memory) in a
   // child process: the run's error says it is sticky, the context refuses
