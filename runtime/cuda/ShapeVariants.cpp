@@ -176,12 +176,8 @@ ShapeVariants::create(std::string Path, std::string Bytes,
       if (Sym.empty() || S->Inputs[In].StaticDims[D] >= 0)
         continue;
       bool Ranged = Opts.InputRanges.count(S->Inputs[In].Name);
-      auto It = SymbolAt.find(Sym);
-      if (It == SymbolAt.end()) {
-        if (Ranged || Ranges[In][D].Min >= 0)
-          SymbolAt[Sym] = {In, unsigned(D)};
-        continue;
-      }
+      if (!SymbolAt.count(Sym) && (Ranged || Ranges[In][D].Min >= 0))
+        SymbolAt[Sym] = {In, unsigned(D)};
     }
   for (unsigned In = 0; In < S->Inputs.size(); ++In)
     for (int D = 0; D < S->Inputs[In].Rank; ++D) {
