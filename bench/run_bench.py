@@ -135,8 +135,9 @@ def time_torch(fn, args, iters, warmup):
     return statistics.median(times)
 
 
-def run(cmd, timeout=600):
-    log("$ " + " ".join(cmd))
+def run(cmd, timeout=600, quiet=False):
+    if not quiet:
+        log("$ " + " ".join(cmd))
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     if p.returncode != 0:
         raise RuntimeError(f"{cmd[0]} failed (rc {p.returncode}):\n"
@@ -209,6 +210,10 @@ def main():
     ap.add_argument("--fuse-attention", action="store_true",
                     help="also time (and check) solder with --fuse-attention "
                          "(the 'solder +attention' column)")
+    ap.add_argument("--gemm-variants", action="store_true",
+                    help="also bench --gemm-kernels generated and a plan "
+                    "compiled with --tune (generated GEMM or library per "
+                    "matmul group, timed), and check the generated one")
     ap.add_argument("--max-autotune", action="store_true",
                     help="also time torch.compile(mode='max-autotune')")
     ap.add_argument("--time-budget", type=float, default=420.0,
@@ -262,6 +267,43 @@ def main():
                                       extra=["--fuse-attention"])
                     row["solder_attention"] = fa["median_ms"]
                     row["launches_attention"] = fa["steps_per_run"]
+                if a.gemm_variants:
+                    gen = solder_bench(solder, path, a.iters, True, cache,
+                                       precision=a.precision, layout=a.layout,
+                                       extra=["--gemm-kernels", "generated"])
+                    plan = os.path.join(work, f"{name}_b{batch}_tuned.plan")
+                    out = run([solder, "compile", path, "-o", plan, "--tune",
+                               "--cache-dir", cache, "--precision",
+                               a.precision, "--fusion-report"], timeout=900)
+                    # A plan fixes its precision and layout: none given.
+                    tuned = solder_bench(solder, plan, a.iters, True, cache)
+                    chosen = out.count("generated tensor-core GEMM")
+                    groups = out.count("tuned: generated GEMM")
+                    row["solder_generated"] = gen["median_ms"]
+                    row["solder_tuned"] = tuned["median_ms"]
+                    notes.append(
+                        f"{tag}: --gemm-kernels library (the fused column) "
+                        f"{g['median_ms']:.3f} ms {g['steps_per_run']} "
+                        f"steps; generated {gen['median_ms']:.3f} ms "
+                        f"{gen['steps_per_run']} steps; compile --tune "
+                        f"{tuned['median_ms']:.3f} ms "
+                        f"{tuned['steps_per_run']} steps ({chosen} of "
+                        f"{groups} timed matmul groups took the generated "
+                        "GEMM)")
+                    for l in out.splitlines():
+                        if "tuned: generated GEMM" in l:
+                            log(l[:220])
+                    if not a.no_check:
+                        err = solder_check(
+                            solder, path,
+                            os.path.join(work, f"check_{name}_gen"), name,
+                            a.precision, ["--gemm-kernels", "generated"])
+                        row["max_rel_err_generated"] = err
+                        notes.append(
+                            f"{tag}: --gemm-kernels generated vs fp32 "
+                            f"reference max rel err {err:.3g} ("
+                            + ("ok" if err <= TOLERANCE[a.precision]
+                               else "FAIL") + ")")
                 row["launches"] = g["steps_per_run"]
                 row["launches_unfused"] = uf["steps_per_run"]
                 notes.append(
@@ -460,6 +502,7 @@ def main():
     bad = [r for r in rows
            if r.get("max_rel_err", 0) > TOLERANCE[a.precision]
            or r.get("max_rel_err_attention", 0) > TOLERANCE[a.precision]
+           or r.get("max_rel_err_generated", 0) > TOLERANCE[a.precision]
            or "solder_error" in r
            or r.get("compare") == "FAIL"]
     return 1 if bad else 0

@@ -68,6 +68,13 @@ public:
   /// A 3-D grid of blocks of Threads (at most BlockSize) threads.
   void setGrid(std::array<unsigned, 3> Grid, unsigned Threads);
 
+  /// Kernel attributes printed before the name (`__cluster_dims__(..)`).
+  void setAttributes(std::string A) { Attributes = std::move(A); }
+  /// Pointer parameters as `__restrict__` (no output aliases an input).
+  void setRestrict(bool On) { Restrict = On; }
+  /// Dynamic shared memory of the launch, in bytes.
+  void setDynamicShared(unsigned Bytes);
+
   /// Emits `const idx_t Name = Expr;` and returns the name.
   std::string let(llvm::StringRef Base, const llvm::Twine &Expr);
 
@@ -86,6 +93,8 @@ private:
   GeneratedKernel K;
   std::string IdxT;
   std::vector<std::string> Params;
+  std::string Attributes;
+  bool Restrict = false;
   unsigned NumOut = 0, NumIn = 0;
 };
 
@@ -194,6 +203,21 @@ llvm::Error checkResizeOperands(const Node &N);
 llvm::Expected<GeneratedKernel> emitFusedReduction(const Node &Group,
                                                    const CodegenOptions &Opts,
                                                    KernelNamer &Names);
+/// The same for some of a group's body nodes (a contraction group's rest
+/// after its library call, when that holds the row reduction).
+llvm::Expected<GeneratedKernel>
+emitFusedReduction(const Node &Group, llvm::ArrayRef<const Node *> Members,
+                   const CodegenOptions &Opts, KernelNamer &Names);
+
+/// Replaces every `$NAME` in Text by its value (longest names first, so
+/// $QS never eats the start of $QSB). TensorCoreSupport.cpp.
+std::string substitute(std::string Text,
+                       std::vector<std::pair<std::string, std::string>> Vars);
+/// The mma.sync/ldmatrix/cp.async helpers for f16 or bf16 operands.
+std::string mmaHelpers(DType T);
+/// Distributed shared memory reads and the cluster barrier (sm_90; uses
+/// mmaHelpers' solder_smem).
+std::string clusterHelpers();
 
 /// An error "<node>: <Msg>".
 llvm::Error nodeError(const Node &N, const llvm::Twine &Msg);

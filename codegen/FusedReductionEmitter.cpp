@@ -155,25 +155,35 @@ bool producesElements(RowOp Op) {
 llvm::Expected<GeneratedKernel> emitFusedReduction(const Node &Group,
                                                    const CodegenOptions &Opts,
                                                    KernelNamer &Names) {
+  std::vector<const Node *> All;
+  for (const auto &N : Group.body()->nodes())
+    All.push_back(N.get());
+  return emitFusedReduction(Group, All, Opts, Names);
+}
+
+llvm::Expected<GeneratedKernel>
+emitFusedReduction(const Node &Group, llvm::ArrayRef<const Node *> Members,
+                   const CodegenOptions &Opts, KernelNamer &Names) {
   GroupInfo Info = groupInfo(Group);
   const Graph *Body = Group.body();
   std::vector<const Node *> Nodes;
   const Node *R = nullptr;
   size_t RPos = 0;
-  for (const auto &N : Body->nodes()) {
+  for (const Node *N : Members) {
+    if (N->graph() != Body)
+      return groupError(Group, N, "internal: not a node of the group's body");
     const OpInfo &OI = getOpInfo(N->kind());
     if (OI.Fusion == FusionKind::Reduction) {
       if (R)
-        return groupError(Group, N.get(),
+        return groupError(Group, N,
                           "a second reduction (after " + R->describe() +
                               "); a row kernel has exactly one");
-      R = N.get();
+      R = N;
       RPos = Nodes.size();
     } else if (!OI.ComposableIndexing) {
-      return groupError(Group, N.get(),
-                        "cannot be fused into a reduction kernel");
+      return groupError(Group, N, "cannot be fused into a reduction kernel");
     }
-    Nodes.push_back(N.get());
+    Nodes.push_back(N);
   }
   if (!R)
     return groupError(Group, nullptr, "has no reduction member");
@@ -211,6 +221,9 @@ llvm::Expected<GeneratedKernel> emitFusedReduction(const Node &Group,
       return groupError(Group, nullptr,
                         "result '" + V->name() +
                             "' is not computed by a member");
+    // A contraction's rest kernel writes only what its nodes compute.
+    if (PosOf(N) == Nodes.size())
+      continue;
     bool IsStat = N == R && V != R->result(0);
     bool Before = PosOf(N) < RPos;
     bool ElementShaped = dimsOf(V) == XD;
@@ -228,6 +241,9 @@ llvm::Expected<GeneratedKernel> emitFusedReduction(const Node &Group,
                             R->describe() + " over " + typeToString(X->type()));
     Results.push_back({V, Group.result(J), PerRow});
   }
+  if (Results.empty())
+    return groupError(Group, nullptr,
+                      "the kernel's nodes compute none of the group's results");
   std::vector<const Value *> Roots = {R->result(0)};
   for (const Result &Res : Results)
     Roots.push_back(Res.Body);
@@ -235,9 +251,11 @@ llvm::Expected<GeneratedKernel> emitFusedReduction(const Node &Group,
   std::vector<const Value *> Reads = externalReads(Group, Roots, All);
 
   CodegenOptions O = groupOptions(Group, Opts);
+  bool IsEpilogue = Info.Kind == GroupKind::Contraction;
   KernelBuilder B(
       Group, O,
-      Names.nameFor(Group, "g" + std::to_string(Info.Id) + "_reduction"));
+      Names.nameFor(Group, "g" + std::to_string(Info.Id) +
+                               (IsEpilogue ? "_epilogue" : "_reduction")));
   CudaPrinter &P = B.p();
   std::vector<std::string> OutParams;
   std::vector<const Value *> InOuter, OutOuter;
@@ -253,8 +271,10 @@ llvm::Expected<GeneratedKernel> emitFusedReduction(const Node &Group,
   std::vector<std::string> NodeNames;
   for (const Node *N : Nodes)
     NodeNames.push_back(memberName(*N));
-  B.describeGroup(Info.Id, std::move(NodeNames),
-                  groupSummary(Group, "reduction", Nodes, InOuter, OutOuter));
+  B.describeGroup(
+      Info.Id, std::move(NodeNames),
+      groupSummary(Group, IsEpilogue ? "contraction epilogue" : "reduction",
+                   Nodes, InOuter, OutOuter));
   bool Perturb = Opts.PerturbGroupId >= 0 && Opts.PerturbGroupId == Info.Id;
 
   const std::string Acc = computeTypeName(T).str();

@@ -183,9 +183,14 @@ std::string KernelBuilder::addInput(const Value *V) {
 CudaPrinter::Scope KernelBuilder::beginKernel() {
   P.declare("idx_t", "typedef " + IdxT + " idx_t;");
   std::string Sig = "extern \"C\" __global__ void __launch_bounds__(" +
-                    std::to_string(Opts.BlockSize) + ") " + K.Name + "(";
-  for (size_t I = 0; I < Params.size(); ++I)
-    Sig += (I ? ", " : "") + Params[I];
+                    std::to_string(Opts.BlockSize) + ") " +
+                    (Attributes.empty() ? "" : Attributes + " ") + K.Name + "(";
+  for (size_t I = 0; I < Params.size(); ++I) {
+    std::string Param = Params[I];
+    if (Restrict)
+      Param.replace(Param.rfind(" *"), 2, " *__restrict__ ");
+    Sig += (I ? ", " : "") + Param;
+  }
   Sig += ")";
   P.line("// " + K.Summary);
   return P.scope(Sig);
@@ -202,6 +207,10 @@ void KernelBuilder::setLaunch(int64_t Count, int64_t PerBlock) {
   Blocks = std::clamp<int64_t>(Blocks, 1, Opts.MaxGridBlocks);
   K.Grid = {unsigned(Blocks), 1, 1};
   K.Block = {Opts.BlockSize, 1, 1};
+}
+
+void KernelBuilder::setDynamicShared(unsigned Bytes) {
+  K.DynamicSharedBytes = Bytes;
 }
 
 void KernelBuilder::setGrid(std::array<unsigned, 3> Grid, unsigned Threads) {
@@ -471,12 +480,25 @@ emitGraphKernels(const Graph &G, const CodegenOptions &Opts) {
     if (isFusedGroup(*N) && groupInfo(*N).Kind == GroupKind::Contraction) {
       // The library call runs the anchor and what it absorbs; one
       // generated kernel runs the rest of the chain.
+      if (Opts.GeneratedGemmGroups.count(groupInfo(*N).Id)) {
+        auto K = emitGeneratedGemm(*N, Opts, Names);
+        if (!K)
+          return K.takeError();
+        Out.push_back(std::move(*K));
+        continue;
+      }
       LibraryEpilogue Split = matchLibraryEpilogue(*N);
       if (!Split.Anchor)
         return nodeError(*N, "contraction group without a contraction");
       if (Split.Rest.empty())
         continue;
-      auto K = emitFusedKernel(*N, Split.Rest, Opts, Names);
+      // A rest holding a row normalization (norm-epilogue-fusion's
+      // groups) is a row kernel; otherwise a loop.
+      bool RowRest = llvm::any_of(Split.Rest, [](const Node *M) {
+        return getOpInfo(M->kind()).Fusion == FusionKind::Reduction;
+      });
+      auto K = RowRest ? emitFusedReduction(*N, Split.Rest, Opts, Names)
+                       : emitFusedKernel(*N, Split.Rest, Opts, Names);
       if (!K)
         return K.takeError();
       Out.push_back(std::move(*K));

@@ -22,6 +22,7 @@
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/Error.h"
 #include <optional>
+#include <set>
 #include <vector>
 
 namespace solder {
@@ -44,6 +45,9 @@ struct CodegenOptions {
   /// Test only: the kernel of the fused group with this id adds a small
   /// error to its first output (see `solder compare`).
   int64_t PerturbGroupId = -1;
+  /// Contraction groups (ids) that run as one generated tensor-core GEMM
+  /// (GemmEmitter.cpp) instead of a library call plus a rest kernel.
+  std::set<int64_t> GeneratedGemmGroups;
 };
 
 /// Deterministic kernel names: `solder_<node index>_<op>` where the index
@@ -82,8 +86,19 @@ llvm::Expected<GeneratedKernel>
 emitFusedKernel(const Node &Group, llvm::ArrayRef<const Node *> Nodes,
                 const CodegenOptions &Opts, KernelNamer &Names);
 
+/// Why contraction group Group has no generated tensor-core GEMM for
+/// compute capability SmVersion, or "" when it has one.
+std::string generatedGemmUnsupported(const Node &Group, unsigned SmVersion);
+/// That kernel (GemmEmitter.cpp): the whole group (matmul, epilogue, row
+/// normalization) in one launch, named `solder_<index>_g<id>_gemm`; an
+/// error naming the group when unsupported.
+llvm::Expected<GeneratedKernel> emitGeneratedGemm(const Node &Group,
+                                                  const CodegenOptions &Opts,
+                                                  KernelNamer &Names);
+
 /// Kernels of every node of G, in node order; a contraction group gives the
-/// kernel of what its library call leaves over, if anything.
+/// kernel of what its library call leaves over, if anything, or its
+/// generated GEMM (CodegenOptions::GeneratedGemmGroups).
 llvm::Expected<std::vector<GeneratedKernel>>
 emitGraphKernels(const Graph &G, const CodegenOptions &Opts = {});
 

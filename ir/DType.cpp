@@ -112,6 +112,26 @@ llvm::StringRef convLayoutName(ConvLayout L) {
   return "auto";
 }
 
+std::optional<GemmKernels> parseGemmKernels(llvm::StringRef Name) {
+  for (GemmKernels G :
+       {GemmKernels::Auto, GemmKernels::Library, GemmKernels::Generated})
+    if (gemmKernelsName(G) == Name)
+      return G;
+  return std::nullopt;
+}
+
+llvm::StringRef gemmKernelsName(GemmKernels G) {
+  switch (G) {
+  case GemmKernels::Auto:
+    return "auto";
+  case GemmKernels::Library:
+    return "library";
+  case GemmKernels::Generated:
+    return "generated";
+  }
+  return "auto";
+}
+
 DType storageDType(Precision P) {
   return P == Precision::F16    ? DType::F16
          : P == Precision::BF16 ? DType::BF16

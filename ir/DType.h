@@ -63,6 +63,16 @@ enum class ConvLayout : uint8_t { Auto, Nchw, Nhwc };
 std::optional<ConvLayout> parseConvLayout(llvm::StringRef Name);
 llvm::StringRef convLayoutName(ConvLayout L);
 
+/// Who runs a matmul contraction group on the GPU (codegen/GemmEmitter.cpp):
+/// auto = the faster where tuning (`--tune`) timed both, else the library;
+/// library = cuBLASLt plus a generated kernel for the rest of the epilogue;
+/// generated = one generated tensor-core GEMM wherever it supports the
+/// group (f16/bf16).
+enum class GemmKernels : uint8_t { Auto, Library, Generated };
+/// "auto", "library", "generated" and back.
+std::optional<GemmKernels> parseGemmKernels(llvm::StringRef Name);
+llvm::StringRef gemmKernelsName(GemmKernels G);
+
 /// IEEE half <-> float, round to nearest even.
 float halfToFloat(uint16_t H);
 /// Every float: infinities, NaN, overflow, subnormals.

@@ -46,6 +46,9 @@
 //                          chains and only what is left forms row-reduction
 //                          and loop groups. Both share one FusionState
 //                          (group ids, user-disabled groups).
+//   norm-epilogue-fusion   GPU only, after loop-fusion (it merges a
+//                          matmul's contraction group with the LayerNorm
+//                          group loop-fusion made after it).
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Pipeline.h"
@@ -67,6 +70,7 @@
 #include "passes/IdentityElimination.h"
 #include "passes/LoopFusion.h"
 #include "passes/MatMulBroadcastLegalization.h"
+#include "passes/NormEpilogueFusion.h"
 #include "passes/NormRecognition.h"
 #include "passes/PrecisionConversion.h"
 #include "passes/ShapeFolding.h"
@@ -123,6 +127,8 @@ std::vector<Stage> buildStages(const PipelineOptions &Opts,
     S.back().Passes.push_back(std::make_unique<HorizontalMatMulFusion>(Fusion));
     S.back().Passes.push_back(std::make_unique<EpilogueFusion>(Fusion));
     S.back().Passes.push_back(std::make_unique<LoopFusion>(Fusion));
+    if (Opts.TargetGpu)
+      S.back().Passes.push_back(std::make_unique<NormEpilogueFusion>(Fusion));
   }
   return S;
 }

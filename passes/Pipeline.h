@@ -44,6 +44,10 @@ struct PipelineOptions {
   /// (H100, BERT-base: 17-20% faster at 8x256 and 32x512, 20% slower at
   /// 1x512 = 96 blocks; bench/RESULTS.md). `--no-fuse-attention` clears it.
   bool AutoAttention = true;
+  /// `--gemm-kernels`: not read by any pass; carried to the GPU plan
+  /// builder (PlanOptions::Gemm) by the tools that build plans from a
+  /// pipeline run (test-onnx, run on the cuda backend).
+  GemmKernels Gemm = GemmKernels::Auto;
   /// Fusion instances not to form: a group id ("7"): that group is not
   /// formed and its members run unfused; an ONNX node name: that node is
   /// kept out of every group.

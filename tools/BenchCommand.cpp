@@ -322,6 +322,10 @@ static Error bench(json::Object &Out) {
     return E;
   Opts.NoFusion = BenchFusion.noFusion();
   Opts.FuseAttention = BenchFusion.fuseAttention();
+  Expected<GemmKernels> Gemm = BenchFusion.gemmKernels();
+  if (!Gemm)
+    return Gemm.takeError();
+  Opts.Gemm = *Gemm;
   Opts.AutoAttention = BenchFusion.autoAttention();
   Opts.DisabledFusions = BenchFusion.disabledFusions();
   Opts.DefaultDimNotes = &BenchVerbosity.notes();

@@ -245,7 +245,23 @@ FusionFlags::FusionFlags(cl::SubCommand &Sub, cl::OptionCategory &Cat)
                         "--fusion-report prints it) or an ONNX node name "
                         "(no group containing that node is formed); "
                         "repeatable"),
-               cl::sub(Sub), cl::cat(Cat)) {}
+               cl::sub(Sub), cl::cat(Cat)),
+      Gemm("gemm-kernels", cl::value_desc("auto|library|generated"),
+           cl::desc("Who runs matmul groups: library (cuBLASLt plus a "
+                    "generated kernel for the rest of the epilogue), "
+                    "generated (one generated tensor-core GEMM with the "
+                    "whole epilogue, LayerNorm included; f16/bf16), or auto "
+                    "(default: what compile --tune measured faster, else "
+                    "the library)"),
+           cl::init("auto"), cl::sub(Sub), cl::cat(Cat)) {}
+
+Expected<GemmKernels> FusionFlags::gemmKernels() const {
+  std::optional<GemmKernels> G = parseGemmKernels(Gemm);
+  if (!G)
+    return usageError("--gemm-kernels '" + Gemm +
+                      "': expected auto, library or generated");
+  return *G;
+}
 
 Error checkDisabledFusions(ArrayRef<std::string> Values, const Graph &G) {
   for (StringRef D : Values) {
@@ -271,6 +287,9 @@ void FusionFlags::apply(PipelineOptions &PO) const {
   PO.FuseAttention = FuseAttention;
   PO.AutoAttention = !NoFuseAttention;
   PO.DisabledFusions = disabledFusions();
+  // A bad value is reported by gemmKernels() where a command checks it.
+  if (std::optional<GemmKernels> G = parseGemmKernels(Gemm))
+    PO.Gemm = *G;
 }
 
 PrecisionFlags::PrecisionFlags(cl::SubCommand &Sub, cl::OptionCategory &Cat)

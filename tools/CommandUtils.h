@@ -96,6 +96,8 @@ public:
   bool noFusion() const { return NoFusion; }
   bool fuseAttention() const { return FuseAttention; }
   bool autoAttention() const { return !NoFuseAttention; }
+  /// --gemm-kernels, or a usage error naming the bad value.
+  llvm::Expected<GemmKernels> gemmKernels() const;
   std::vector<std::string> disabledFusions() const {
     return {Disabled.begin(), Disabled.end()};
   }
@@ -108,6 +110,7 @@ private:
   llvm::cl::opt<bool> NoFusion;
   llvm::cl::opt<bool> FuseAttention, NoFuseAttention;
   llvm::cl::list<std::string> Disabled;
+  llvm::cl::opt<std::string> Gemm;
 };
 
 /// `--precision fp32|tf32|fp16|bf16`, `--io-precision model|compute` and

@@ -444,6 +444,10 @@ static int runCompare() {
                              CmpDisabledPasses.end());
   Opts.NoFusion = CmpFusion.noFusion();
   Opts.FuseAttention = CmpFusion.fuseAttention();
+  Expected<GemmKernels> Gemm = CmpFusion.gemmKernels();
+  if (!Gemm)
+    return reportError(Gemm.takeError());
+  Opts.Gemm = *Gemm;
   Opts.AutoAttention = CmpFusion.autoAttention();
   Opts.DisabledFusions = CmpFusion.disabledFusions();
   if (Error E = applyLimits(CmpLimits, Opts))

@@ -69,7 +69,9 @@ static cl::opt<bool> CompileTune(
     cl::desc("Choose the cuDNN and cuBLASLt algorithms on this machine's GPU "
              "now (cuDNN measures them) and store them in the plan, so every "
              "process that loads it runs the same ones; without it they are "
-             "chosen each time the plan is loaded"),
+             "chosen each time the plan is loaded. With fp16/bf16 it also "
+             "times each matmul group as a library call and as a generated "
+             "tensor-core GEMM and keeps the faster (--gemm-kernels auto)"),
     cl::sub(CompileCmd), cl::cat(CompileCat));
 static PrecisionFlags CompilePrecision(CompileCmd, CompileCat);
 static VerbosityFlags CompileVerbosity(CompileCmd, CompileCat);
@@ -116,6 +118,8 @@ Expected<CompiledOnnxModel> compileOnnxModel(StringRef Path,
   CO.NoFusion = Opts.NoFusion;
   CO.FuseAttention = Opts.FuseAttention;
   CO.AutoAttention = Opts.AutoAttention;
+  CO.Gemm = Opts.Gemm;
+  CO.Tune = Opts.Tune;
   CO.DisabledFusions = Opts.DisabledFusions;
   CO.PerturbGroupId = Opts.PerturbGroupId;
   CO.MaxConstantBytes = Opts.MaxConstantBytes;
@@ -172,11 +176,12 @@ loadOrCompileModel(StringRef Path, const ModelLoadOptions &Opts) {
                                "--precision and --layout do not apply to a "
                                "plan file: they were fixed by `solder "
                                "compile`");
-    if (Opts.NoFusion || !Opts.DisabledFusions.empty())
+    if (Opts.NoFusion || !Opts.DisabledFusions.empty() ||
+        Opts.Gemm != GemmKernels::Auto)
       return createStringError(inconvertibleErrorCode(),
-                               "--no-fusion and --disable-fusion do not apply "
-                               "to a plan file: its fusion was fixed by "
-                               "`solder compile`");
+                               "--no-fusion, --disable-fusion and "
+                               "--gemm-kernels do not apply to a plan file: "
+                               "its fusion was fixed by `solder compile`");
     Expected<std::shared_ptr<CompiledModel>> M = CompiledModel::loadPlan(Path);
     if (M) {
       (*M)->setPhaseCallback(Opts.OnPhase);
@@ -266,6 +271,11 @@ int runCompileCommand() {
   Opts.DisabledPasses.assign(CompileDisabled.begin(), CompileDisabled.end());
   Opts.NoFusion = CompileFusion.noFusion();
   Opts.FuseAttention = CompileFusion.fuseAttention();
+  Expected<GemmKernels> Gemm = CompileFusion.gemmKernels();
+  if (!Gemm)
+    return reportError(Gemm.takeError());
+  Opts.Gemm = *Gemm;
+  Opts.Tune = CompileTune;
   Opts.AutoAttention = CompileFusion.autoAttention();
   Opts.DisabledFusions = CompileFusion.disabledFusions();
   std::unique_ptr<PhaseDisplay> Display = CompileVerbosity.makeDisplay();

@@ -41,6 +41,7 @@ public:
     Plan.CacheDir = Opts.CacheDir;
     Plan.AllowTF32 = Opts.AllowTF32 || PO.Prec == Precision::TF32;
     Plan.Prec = PO.Prec;
+    Plan.Gemm = PO.Gemm;
     Expected<solder::Plan> P = buildPlan(G, Plan);
     if (!P)
       return P.takeError();

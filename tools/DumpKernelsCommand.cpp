@@ -84,6 +84,10 @@ int runDumpKernelsCommand() {
   Opts.CacheDir = DumpCacheDir;
   Opts.NoFusion = DumpKernelsFusion.noFusion();
   Opts.FuseAttention = DumpKernelsFusion.fuseAttention();
+  Expected<GemmKernels> Gemm = DumpKernelsFusion.gemmKernels();
+  if (!Gemm)
+    return reportError(Gemm.takeError());
+  Opts.Gemm = *Gemm;
   Opts.AutoAttention = DumpKernelsFusion.autoAttention();
   Opts.DisabledFusions = DumpKernelsFusion.disabledFusions();
   if (Error E =

@@ -47,8 +47,10 @@ struct ModelLoadOptions {
   /// --no-fusion, --disable-fusion (see FusionFlags) and the hidden
   /// --test-perturb-group of compare.
   bool NoFusion = false;
-  bool FuseAttention = false; ///< --fuse-attention
-  bool AutoAttention = true;  ///< not --no-fuse-attention
+  bool FuseAttention = false;           ///< --fuse-attention
+  bool AutoAttention = true;            ///< not --no-fuse-attention
+  GemmKernels Gemm = GemmKernels::Auto; ///< --gemm-kernels
+  bool Tune = false;                    ///< compile --tune
   std::vector<std::string> DisabledFusions;
   int64_t PerturbGroupId = -1;
   /// --max-constant-bytes, --max-tensor-bytes (LimitFlags::apply).

@@ -238,6 +238,10 @@ static Error profile(json::Object &Out) {
     return E;
   Opts.NoFusion = ProfileFusion.noFusion();
   Opts.FuseAttention = ProfileFusion.fuseAttention();
+  Expected<GemmKernels> Gemm = ProfileFusion.gemmKernels();
+  if (!Gemm)
+    return Gemm.takeError();
+  Opts.Gemm = *Gemm;
   Opts.AutoAttention = ProfileFusion.autoAttention();
   Opts.DisabledFusions = ProfileFusion.disabledFusions();
   Opts.DefaultDimNotes = &ProfileVerbosity.notes();

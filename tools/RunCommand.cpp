@@ -150,9 +150,14 @@ static int runPlanCommand() {
     return reportError("a plan file runs on the cuda backend only (got "
                        "--backend " +
                        RunBackend + ")");
-  if (RunFusion.noFusion() || !RunFusion.disabledFusions().empty())
-    return reportError("--no-fusion and --disable-fusion do not apply to a "
-                       "plan file: its fusion was fixed by `solder compile`");
+  Expected<GemmKernels> Gemm = RunFusion.gemmKernels();
+  if (!Gemm)
+    return reportError(Gemm.takeError());
+  if (RunFusion.noFusion() || !RunFusion.disabledFusions().empty() ||
+      *Gemm != GemmKernels::Auto)
+    return reportError("--no-fusion, --disable-fusion and --gemm-kernels do "
+                       "not apply to a plan file: its fusion was fixed by "
+                       "`solder compile`");
   if (!RunShapes.empty())
     return reportError("--shape does not apply to a plan file: its shapes "
                        "were fixed by `solder compile`");
@@ -321,6 +326,8 @@ int runRunCommand() {
 
   if (Error E = RunFusion.check(**G))
     return reportError(std::move(E));
+  if (Expected<GemmKernels> Gemm = RunFusion.gemmKernels(); !Gemm)
+    return reportError(Gemm.takeError());
   PipelineOptions PO;
   PO.DisabledPasses.assign(RunDisabled.begin(), RunDisabled.end());
   RunFusion.apply(PO);

@@ -123,6 +123,16 @@ struct CompileOptions {
   /// Scaled dot-product attention becomes one Attention op (one generated
   /// flash-attention kernel on the GPU) everywhere; `--fuse-attention`.
   bool FuseAttention = false;
+  /// Who runs matmul contraction groups: the library (cuBLASLt plus a
+  /// generated kernel for the rest of the epilogue), one generated
+  /// tensor-core GEMM with the whole epilogue, LayerNorm included
+  /// (f16/bf16), or auto: what Tune chose, else the library.
+  GemmKernels Gemm = GemmKernels::Auto;
+  /// With Gemm auto and a GPU here: times both ways of running each
+  /// matmul group that has a generated GEMM, on this GPU, and keeps the
+  /// faster (the fusion report shows both times). Needs the GPU; library
+  /// algorithms are chosen by loadOnDevice as before.
+  bool Tune = false;
   /// Without FuseAttention: fp16/bf16 plans fuse attention where its
   /// kernel's grid fills the GPU (B*H*ceil(Sq/64) >= 128 blocks), where it
   /// was measured faster; fp32 plans never. `--no-fuse-attention` clears
@@ -324,6 +334,15 @@ public:
   /// so Nsight Systems shows it. For `solder profile`.
   llvm::Expected<std::vector<double>>
   timeSteps(cudaStream_t Stream, unsigned Runs, StepTiming Mode, bool Nvtx);
+  /// Times ranges of steps for tuning: each [First, Last) is captured
+  /// alone into a CUDA graph and replayed Reps times back to back between
+  /// two events, Runs times (after one full eager run and one untimed
+  /// round); returns each range's median milliseconds per replay. The
+  /// steps run on whatever the buffers hold.
+  llvm::Expected<std::vector<double>>
+  timeStepRanges(cudaStream_t Stream,
+                 llvm::ArrayRef<std::pair<size_t, size_t>> Ranges,
+                 unsigned Runs, unsigned Reps);
   /// Copies Bytes at Ref (any space: weights, arena, input, output) to
   /// Host, synchronously; meant for use inside Observe. Arena contents are
   /// those of the latest step that wrote them.

@@ -9,17 +9,24 @@ using namespace llvm;
 
 namespace solder {
 
-Expected<std::vector<GeneratedKernel>>
-generateKernels(const Graph &G, StringRef Arch, int64_t PerturbGroupId) {
-  CodegenOptions Opts;
-  Opts.PerturbGroupId = PerturbGroupId;
+unsigned smVersionOf(StringRef Arch) {
   // "sm_90" / "sm_90a" / "compute_90": the digits after the underscore.
   unsigned Sm = 0;
   StringRef Digits = Arch.substr(Arch.find('_') + 1);
   if (Arch.contains('_') &&
       !Digits.take_while([](char C) { return C >= '0' && C <= '9'; })
            .getAsInteger(10, Sm))
-    Opts.SmVersion = Sm;
+    return Sm;
+  return CodegenOptions().SmVersion;
+}
+
+Expected<std::vector<GeneratedKernel>>
+generateKernels(const Graph &G, StringRef Arch, int64_t PerturbGroupId,
+                const std::set<int64_t> &GeneratedGemmGroups) {
+  CodegenOptions Opts;
+  Opts.PerturbGroupId = PerturbGroupId;
+  Opts.SmVersion = smVersionOf(Arch);
+  Opts.GeneratedGemmGroups = GeneratedGemmGroups;
   return emitGraphKernels(G, Opts);
 }
 

@@ -12,6 +12,7 @@
 #include "runtime/cuda/Plan.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/Error.h"
+#include <set>
 #include <vector>
 
 namespace llvm {
@@ -24,7 +25,11 @@ namespace solder {
 /// (-1: off).
 llvm::Expected<std::vector<GeneratedKernel>>
 generateKernels(const Graph &G, llvm::StringRef Arch,
-                int64_t PerturbGroupId = -1);
+                int64_t PerturbGroupId = -1,
+                const std::set<int64_t> &GeneratedGemmGroups = {});
+
+/// 90 for "sm_90", "sm_90a" or "compute_90"; 90 when it has no digits.
+unsigned smVersionOf(llvm::StringRef Arch);
 
 /// Fills the Cubin of every kernel in Kernels (compiled for Arch).
 llvm::Error compileCubins(llvm::MutableArrayRef<PlanKernel> Kernels,

@@ -34,8 +34,8 @@
 #include "codegen/LibraryEpilogue.h"
 #include "ir/AttentionSpec.h"
 #include "ir/ConvPads.h"
-#include "ir/Layout.h"
 #include "ir/FusedGroup.h"
+#include "ir/Layout.h"
 #include "ir/OpRegistry.h"
 #include "ir/Printer.h"
 #include "ir/StridedView.h"
@@ -237,6 +237,8 @@ private:
   Error addConv(const Node &N, bool Transpose, const LibraryEpilogue *E);
   /// The steps of a contraction group; RunsAs says how it runs.
   Error addContractionGroup(const Node &Group, std::string &RunsAs);
+  /// The library call plus its rest kernel.
+  Error addLibraryGroup(const Node &Group, std::string &RunsAs);
   void addGemmEpilogue(GemmConfig &C, GemmValues &GV, const LibraryEpilogue *E);
   void recordGroup(const Node &N, size_t FirstStep, std::string RunsAs);
   std::optional<BufferRef> placedRef(const Value *V);
@@ -274,6 +276,8 @@ private:
   /// Body values a library step writes (a contraction group's temporary).
   DenseSet<const Value *> LibraryWritten;
   std::vector<ProtoGroup> Groups;
+  /// Contraction groups that run as one generated GEMM.
+  std::set<int64_t> GemmGroups;
   StringMap<unsigned> KernelByName;
   DenseMap<const Value *, BufferRef> Loc;
 };
@@ -661,6 +665,30 @@ Error Builder::addLibraryNode(const Node &N, const LibraryEpilogue *E) {
 }
 
 Error Builder::addContractionGroup(const Node &Group, std::string &RunsAs) {
+  int64_t Id = groupInfo(Group).Id;
+  auto Note = Opts.GemmNotes.find(Id);
+  std::string Tuned =
+      Note == Opts.GemmNotes.end() ? "" : " (" + Note->second + ")";
+  if (GemmGroups.count(Id)) {
+    auto It = KernelOf.find(Group.result(0));
+    if (It == KernelOf.end())
+      return planError(Group.describe() +
+                       ": no generated GEMM kernel was emitted for the group");
+    RunsAs = "generated tensor-core GEMM " + Gen[It->second].Name + Tuned;
+    return scheduleKernel(It->second);
+  }
+  if (Opts.Gemm == GemmKernels::Generated) {
+    std::string Why = generatedGemmUnsupported(Group, smVersionOf(Opts.Arch));
+    if (!Why.empty())
+      Tuned = " (no generated GEMM: " + Why + ")";
+  }
+  if (Error E = addLibraryGroup(Group, RunsAs))
+    return E;
+  RunsAs += Tuned;
+  return Error::success();
+}
+
+Error Builder::addLibraryGroup(const Node &Group, std::string &RunsAs) {
   LibraryEpilogue E = matchLibraryEpilogue(Group);
   if (!E.Anchor)
     return planError(Group.describe() +
@@ -1024,8 +1052,9 @@ Expected<Plan> Builder::build() {
   PO.ElideLargeConstants = true;
   P.IrText = graphToString(G, PO);
 
+  GemmGroups = generatedGemmGroups(G, Opts);
   Expected<std::vector<GeneratedKernel>> K =
-      generateKernels(G, Opts.Arch, Opts.PerturbGroupId);
+      generateKernels(G, Opts.Arch, Opts.PerturbGroupId, GemmGroups);
   if (!K)
     return K.takeError();
   Gen = std::move(*K);
@@ -1045,6 +1074,25 @@ Expected<Plan> Builder::build() {
 }
 
 } // namespace
+
+std::set<int64_t> generatedGemmGroups(const Graph &G, const PlanOptions &Opts) {
+  std::set<int64_t> Out;
+  if (Opts.Gemm == GemmKernels::Library)
+    return Out;
+  unsigned Sm = smVersionOf(Opts.Arch);
+  for (const auto &N : G.nodes()) {
+    if (!isFusedGroup(*N) || groupInfo(*N).Kind != GroupKind::Contraction)
+      continue;
+    int64_t Id = groupInfo(*N).Id;
+    bool Want = Opts.Gemm == GemmKernels::Generated;
+    auto Choice = Opts.GemmChoices.find(Id);
+    if (Opts.Gemm == GemmKernels::Auto && Choice != Opts.GemmChoices.end())
+      Want = Choice->second;
+    if (Want && generatedGemmUnsupported(*N, Sm).empty())
+      Out.insert(Id);
+  }
+  return Out;
+}
 
 Expected<Plan> buildPlan(const Graph &G, const PlanOptions &Opts) {
   if (Opts.Arch.empty())

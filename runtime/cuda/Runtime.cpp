@@ -18,6 +18,7 @@
 #include "runtime/cuda/CudaLibraries.h"
 #include "runtime/cuda/CudaSupport.h"
 #include "runtime/cuda/DynamicPlanFile.h"
+#include "runtime/cuda/GemmTuning.h"
 #include "runtime/cuda/LibraryCalls.h"
 #include "runtime/cuda/MemoryPlanner.h"
 #include "runtime/cuda/PlanBuilder.h"
@@ -286,6 +287,13 @@ CompiledModel::compileGraph(Graph &G, const CompileOptions &Opts) {
   PlanOpts.Prec = Opts.Prec;
   PlanOpts.Progress = Opts.Progress;
   PlanOpts.PerturbGroupId = Opts.PerturbGroupId;
+  PlanOpts.Gemm = Opts.Gemm;
+  if (Opts.Tune && Opts.Gemm == GemmKernels::Auto &&
+      (Opts.Prec == Precision::F16 || Opts.Prec == Precision::BF16)) {
+    PhaseScope Phase(Opts.OnPhase, "tuning");
+    if (Error E = tuneGemmGroups(G, PlanOpts))
+      return std::move(E);
+  }
   Expected<Plan> P = [&] {
     PhaseScope Phase(Opts.OnPhase, "plan");
     return buildPlan(G, PlanOpts);
@@ -1381,7 +1389,33 @@ struct StepEvents {
     for (cudaEvent_t X : E)
       cudaEventDestroy(X);
   }
+  /// Adds Count fresh events.
+  Error create(size_t Count) {
+    for (size_t K = 0; K < Count; ++K) {
+      cudaEvent_t X;
+      SOLDER_CUDA_TRY(cudaEventCreate(&X), "cudaEventCreate");
+      E.push_back(X);
+    }
+    return Error::success();
+  }
 };
+
+/// Captures what Enqueue puts on S into Graph and instantiates it.
+Error captureInto(cudaStream_t S, GraphHolder &Graph,
+                  function_ref<Error()> Enqueue) {
+  SOLDER_CUDA_TRY(cudaStreamBeginCapture(S, cudaStreamCaptureModeThreadLocal),
+                  "cudaStreamBeginCapture");
+  Error E = Enqueue();
+  cudaGraph_t G = nullptr;
+  cudaError_t End = cudaStreamEndCapture(S, &G);
+  Graph.G = G;
+  if (E)
+    return E;
+  SOLDER_CUDA_TRY(End, "capturing the timed steps");
+  SOLDER_CUDA_TRY(cudaGraphInstantiate(&Graph.Exec, G, 0),
+                  "cudaGraphInstantiate");
+  return Error::success();
+}
 } // namespace
 
 Expected<std::vector<double>> ExecutionContext::timeSteps(cudaStream_t Stream,
@@ -1402,11 +1436,8 @@ Expected<std::vector<double>> ExecutionContext::timeSteps(cudaStream_t Stream,
   const std::vector<PlanStep> &Steps = I->M->P.Steps;
   size_t N = Steps.size();
   StepEvents Ev;
-  for (size_t K = 0; K <= N; ++K) {
-    cudaEvent_t X;
-    SOLDER_CUDA_TRY(cudaEventCreate(&X), "cudaEventCreate");
-    Ev.E.push_back(X);
-  }
+  if (Error E = Ev.create(N + 1))
+    return std::move(E);
   std::unique_lock<std::mutex> Lazy(lazyLoadMutex(), std::defer_lock);
   if (!I->FirstRunDone)
     Lazy.lock();
@@ -1446,17 +1477,8 @@ Expected<std::vector<double>> ExecutionContext::timeSteps(cudaStream_t Stream,
       return std::move(E);
     SOLDER_CUDA_TRY(cudaStreamSynchronize(S), "running the steps");
     I->FirstRunDone = true;
-    SOLDER_CUDA_TRY(cudaStreamBeginCapture(S, cudaStreamCaptureModeThreadLocal),
-                    "cudaStreamBeginCapture");
-    Error E = Enqueue();
-    cudaGraph_t G = nullptr;
-    cudaError_t End = cudaStreamEndCapture(S, &G);
-    Graph.G = G;
-    if (E)
+    if (Error E = captureInto(S, Graph, Enqueue))
       return std::move(E);
-    SOLDER_CUDA_TRY(End, "capturing the timed steps");
-    SOLDER_CUDA_TRY(cudaGraphInstantiate(&Graph.Exec, G, 0),
-                    "cudaGraphInstantiate");
   }
   std::vector<std::vector<double>> Ms(N);
   // Run 0 warms up (lazy loading, caches) and is not kept.
@@ -1496,6 +1518,61 @@ Expected<std::vector<double>> ExecutionContext::timeSteps(cudaStream_t Stream,
     Median[K] = Ms[K][Ms[K].size() / 2];
   }
   return Median;
+}
+
+Expected<std::vector<double>>
+ExecutionContext::timeStepRanges(cudaStream_t Stream,
+                                 ArrayRef<std::pair<size_t, size_t>> Ranges,
+                                 unsigned Runs, unsigned Reps) {
+  if (I->M->Backend != ExecutionBackend::Cuda)
+    return notOnReference("timeStepRanges");
+  if (I->Dyn)
+    return rtError("timeStepRanges: not for dynamic models");
+  if (Runs == 0 || Reps == 0)
+    return rtError("timeStepRanges needs at least one run and replay");
+  size_t N = I->M->P.Steps.size();
+  for (auto [First, Last] : Ranges)
+    if (First >= Last || Last > N)
+      return rtError("timeStepRanges: no steps [" + Twine(First) + ", " +
+                     Twine(Last) + ") in a plan of " + Twine(N));
+  cudaStream_t S = Stream ? Stream : I->Own;
+  StepEvents Ev;
+  if (Error E = Ev.create(2))
+    return std::move(E);
+  {
+    // A first eager run loads what loads lazily; capture cannot.
+    std::unique_lock<std::mutex> Lazy(lazyLoadMutex(), std::defer_lock);
+    if (!I->FirstRunDone)
+      Lazy.lock();
+    if (Error E = I->enqueueSteps(S))
+      return std::move(E);
+    SOLDER_CUDA_TRY(cudaStreamSynchronize(S), "running the steps");
+    I->FirstRunDone = true;
+  }
+  std::vector<double> Out;
+  for (auto [First, Last] : Ranges) {
+    GraphHolder Graph;
+    if (Error E = captureInto(S, Graph, [&, First = First, Last = Last] {
+          return I->enqueueSteps(S, First, Last);
+        }))
+      return std::move(E);
+    std::vector<double> Ms;
+    for (unsigned R = 0; R <= Runs; ++R) {
+      SOLDER_CUDA_TRY(cudaEventRecord(Ev.E[0], S), "cudaEventRecord");
+      for (unsigned K = 0; K < Reps; ++K)
+        SOLDER_CUDA_TRY(cudaGraphLaunch(Graph.Exec, S), "cudaGraphLaunch");
+      SOLDER_CUDA_TRY(cudaEventRecord(Ev.E[1], S), "cudaEventRecord");
+      SOLDER_CUDA_TRY(cudaEventSynchronize(Ev.E[1]), "running the steps");
+      float T = 0;
+      SOLDER_CUDA_TRY(cudaEventElapsedTime(&T, Ev.E[0], Ev.E[1]),
+                      "cudaEventElapsedTime");
+      if (R > 0) // round 0 warms up
+        Ms.push_back(double(T) / Reps);
+    }
+    std::sort(Ms.begin(), Ms.end());
+    Out.push_back(Ms[Ms.size() / 2]);
+  }
+  return Out;
 }
 
 Error ExecutionContext::readBuffer(const BufferRef &Ref, void *Host,

@@ -277,6 +277,8 @@ ShapeVariants::tiedTo(unsigned Index) const {
 Expected<std::shared_ptr<CompiledModel>>
 ShapeVariants::compile(ArrayRef<std::vector<int64_t>> Dims) const {
   CompileOptions O = Opts;
+  // A shape first seen mid-serving compiles without timing candidates.
+  O.Tune = false;
   for (unsigned In = 0; In < Dims.size(); ++In)
     O.InputShapes[InputNames[In]] = Dims[In];
   Expected<std::shared_ptr<CompiledModel>> M =

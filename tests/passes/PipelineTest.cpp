@@ -122,6 +122,7 @@ TEST(Pipeline, PassNamesAreInPipelineOrder) {
                                        "conv-layout",
                                        "horizontal-matmul-fusion",
                                        "epilogue-fusion",
-                                       "loop-fusion"};
+                                       "loop-fusion",
+                                       "norm-epilogue-fusion"};
   EXPECT_EQ(pipelinePassNames(), Expected);
 }

@@ -399,6 +399,175 @@ TEST(GpuRuntimeTest, AttentionKernelMatchesReference) {
     }
 }
 
+/// Random values in [-1, 1) as IR constant text.
+static std::string randomValues(int64_t Count, unsigned Seed) {
+  std::mt19937 Rng(Seed);
+  std::string V;
+  for (int64_t I = 0; I < Count; ++I)
+    V += (I ? ", " : "") +
+         std::to_string(std::uniform_real_distribution<double>(-1, 1)(Rng));
+  return "[" + V + "]";
+}
+
+/// A matmul group for the generated GEMM: x [Lead..., M, K] times constant
+/// weights w ([K, N], or [N, K] through Gemm with transB, alpha and a C
+/// bias), then Epi: "bias", "gelu" (bias + Gelu), "ln" (bias + residual +
+/// LayerNorm), "rms" (residual + RMSNormalization). The weights are a
+/// random block of 16 rows (columns for transB) tiled along K, which
+/// constant folding turns into one constant, as exports have them.
+static std::string gemmGroupGraph(const std::string &T, int64_t Lead, int64_t M,
+                                  int64_t N, int64_t K, const std::string &Epi,
+                                  bool TransB) {
+  auto S = [](int64_t V) { return std::to_string(V); };
+  std::string XD = Lead ? "[" + S(Lead) + "," + S(M) + "," + S(K) + "]"
+                        : "[" + S(M) + "," + S(K) + "]";
+  std::string YD = Lead ? "[" + S(Lead) + "," + S(M) + "," + S(N) + "]"
+                        : "[" + S(M) + "," + S(N) + "]";
+  int64_t Block = std::min<int64_t>(K, 16), Reps = (K + Block - 1) / Block;
+  std::string G = "graph \"g\" opset 23 {\n";
+  G += "  input %x : " + T + XD + "\n";
+  G += "  input %r : " + T + YD + "\n";
+  G += "  input %gamma : " + T + "[" + S(N) + "]\n";
+  G += "  input %beta : " + T + "[" + S(N) + "]\n";
+  G += "  const %b : " + T + "[" + S(N) + "] = " + randomValues(N, 2) + "\n";
+  if (TransB) {
+    G += "  const %w0 : " + T + "[" + S(N) + "," + S(Block) +
+         "] = " + randomValues(N * Block, 1) + "\n";
+    G += "  const %reps : i64[2] = [1, " + S(Reps) + "]\n";
+    G += "  const %st : i64[1] = [0]\n  const %en : i64[1] = [" + S(K) +
+         "]\n  const %ax : i64[1] = [1]\n";
+    G += "  %wt = Tile(%w0, %reps) : " + T + "[" + S(N) + "," +
+         S(Block * Reps) + "] @\"tile\"\n";
+    G += "  %w = Slice(%wt, %st, %en, %ax) : " + T + "[" + S(N) + "," + S(K) +
+         "] @\"slice\"\n";
+  } else {
+    G += "  const %w0 : " + T + "[" + S(Block) + "," + S(N) +
+         "] = " + randomValues(Block * N, 1) + "\n";
+    G += "  const %reps : i64[2] = [" + S(Reps) + ", 1]\n";
+    G += "  const %st : i64[1] = [0]\n  const %en : i64[1] = [" + S(K) +
+         "]\n  const %ax : i64[1] = [0]\n";
+    G += "  %wt = Tile(%w0, %reps) : " + T + "[" + S(Block * Reps) + "," +
+         S(N) + "] @\"tile\"\n";
+    G += "  %w = Slice(%wt, %st, %en, %ax) : " + T + "[" + S(K) + "," + S(N) +
+         "] @\"slice\"\n";
+  }
+  std::string Y = "%m";
+  if (TransB)
+    G += "  %m = Gemm(%x, %w, %b) {alpha = 0.5, transB = 1} : " + T + YD +
+         " @\"gemm\"\n";
+  else
+    G += "  %m = MatMul(%x, %w) : " + T + YD + " @\"mm\"\n";
+  if (!TransB && Epi != "rms") {
+    G += "  %mb = Add(%m, %b) : " + T + YD + " @\"bias\"\n";
+    Y = "%mb";
+  }
+  if (Epi == "gelu") {
+    G += "  %y = Gelu(" + Y + ") : " + T + YD + " @\"gelu\"\n";
+    Y = "%y";
+  } else if (Epi == "ln" || Epi == "rms") {
+    G += "  %s = Add(" + Y + ", %r) : " + T + YD + " @\"res\"\n";
+    if (Epi == "ln")
+      G += "  %y = LayerNormalization(%s, %gamma, %beta) {axis = -1, "
+           "epsilon = 1e-05} : " +
+           T + YD + " @\"ln\"\n";
+    else
+      G += "  %y = RMSNormalization(%s, %gamma) {axis = -1, epsilon = "
+           "1e-05} : " +
+           T + YD + " @\"rms\"\n";
+    Y = "%y";
+  }
+  // Every input is used (the residual only by the normalizing cases).
+  G += "  %keep = Add(%gamma, %beta) : " + T + "[" + S(N) + "] @\"keep\"\n";
+  G += "  output " + Y + "\n  output %keep\n";
+  if (Epi != "ln" && Epi != "rms")
+    G += "  %rr = Relu(%r) : " + T + YD + " @\"rr\"\n  output %rr\n";
+  G += "}\n";
+  return G;
+}
+
+TEST(GpuRuntimeTest, GeneratedGemmMatchesReference) {
+  // The generated tensor-core GEMM (codegen/GemmEmitter.cpp) with every
+  // epilogue kind against the reference: BERT-base shapes, row
+  // normalizations over one block and over clusters of 2 to 8 blocks
+  // (N = 1000: a partial last block), odd M/N/K (element loads when K or N
+  // is not a multiple of 8), K = 1, N = 1, batched A, Gemm with transB,
+  // alpha and a C bias. Each plan must run the group as the generated
+  // kernel (one launch), not fall back to the library.
+  SKIP_WITHOUT_GPU();
+  struct Case {
+    int64_t Lead, M, N, K;
+    const char *Epi;
+    bool TransB;
+  };
+  const Case Cases[] = {
+      {1, 128, 768, 768, "ln", false},    {0, 512, 768, 3072, "ln", false},
+      {0, 256, 2304, 768, "bias", false}, {0, 256, 3072, 768, "gelu", false},
+      {0, 77, 100, 40, "bias", false},    {0, 33, 1000, 64, "ln", false},
+      {2, 7, 256, 64, "rms", false},      {0, 5, 1, 16, "bias", false},
+      {0, 19, 24, 1, "bias", false},      {0, 64, 96, 72, "gelu", true},
+      {0, 130, 128, 200, "ln", false},    {0, 1, 64, 8, "bias", false},
+  };
+  for (const Case &C : Cases)
+    for (const char *T : {"f16", "bf16"}) {
+      std::string Text =
+          gemmGroupGraph(T, C.Lead, C.M, C.N, C.K, C.Epi, C.TransB);
+      SCOPED_TRACE(Text);
+      auto G = parseOrFail(Text);
+      ASSERT_TRUE(G);
+      CompileOptions CO;
+      CO.Gemm = GemmKernels::Generated;
+      CO.Prec = std::string(T) == "f16" ? Precision::F16 : Precision::BF16;
+      CO.ComputeIo = true;
+      {
+        auto Copy = parseOrFail(Text);
+        CO.CacheDir = testCacheDir();
+        auto M = CompiledModel::compileGraph(*Copy, CO);
+        ASSERT_TRUE(bool(M)) << llvm::toString(M.takeError());
+        size_t Gemms = 0;
+        for (const PlanKernel &K : (*M)->plan().Kernels)
+          Gemms += llvm::StringRef(K.Name).endswith("_gemm");
+        EXPECT_EQ(Gemms, 1u) << "the group did not run as a generated GEMM";
+      }
+      double Tol = std::string(T) == "f16" ? 1e-2 : 3e-2;
+      expectGpuMatchesReference(*G, 21, 2, Tol, CO);
+    }
+}
+
+TEST(GpuRuntimeTest, TunedGemmChoiceIsRecordedAndReloads) {
+  // compile with Tune times both ways of each matmul group on this GPU:
+  // the fusion report (RunsAs) carries both times, the plan file keeps
+  // the choice, and the reloaded plan runs it without tuning again.
+  SKIP_WITHOUT_GPU();
+  std::string Text = gemmGroupGraph("f16", 1, 128, 768, 768, "ln", false);
+  auto G = parseOrFail(Text);
+  ASSERT_TRUE(G);
+  CompileOptions CO;
+  CO.Prec = Precision::F16;
+  CO.ComputeIo = true;
+  CO.Tune = true;
+  CO.CacheDir = testCacheDir();
+  auto M = CompiledModel::compileGraph(*G, CO);
+  ASSERT_TRUE(bool(M)) << llvm::toString(M.takeError());
+  bool Noted = false;
+  for (const PlanGroup &Grp : (*M)->plan().Groups)
+    Noted |= llvm::StringRef(Grp.RunsAs).contains("tuned: generated GEMM");
+  EXPECT_TRUE(Noted);
+  std::string Path = testCacheDir() + "/tuned_gemm.plan";
+  ASSERT_FALSE(bool((*M)->savePlan(Path)));
+  auto L = CompiledModel::loadPlan(Path);
+  ASSERT_TRUE(bool(L)) << llvm::toString(L.takeError());
+  EXPECT_EQ((*L)->plan().Steps.size(), (*M)->plan().Steps.size());
+  auto Orig = parseOrFail(Text);
+  std::vector<Tensor> In = randomInputs(*Orig, 3);
+  auto Ref = runReference(*Orig, In);
+  ASSERT_TRUE(bool(Ref));
+  auto Ctx = (*L)->createContext();
+  ASSERT_TRUE(bool(Ctx)) << llvm::toString(Ctx.takeError());
+  auto Out = (*Ctx)->runHost(In);
+  ASSERT_TRUE(bool(Out)) << llvm::toString(Out.takeError());
+  EXPECT_LE(relativeError((*Out)[0], (*Ref)[0]), 1e-2);
+}
+
 TEST(GpuRuntimeTest, FusedAttentionModelsMatchTheReference) {
   // attention-recognition on the shared BERT export and the test block:
   // the plan runs one attention kernel per layer and agrees with the

@@ -1,0 +1,815 @@
+//===- GemmEmitter.cpp - One tensor-core GEMM kernel per contraction group ===//
+//
+// Matches: a contraction group anchored at a MatMul (A of rank >= 2, B a
+// matrix) or Gemm (A not transposed) over f16/bf16 whose other members are
+// an elementwise epilogue, optionally with one LayerNormalization or
+// RMSNormalization over the last axis (norm-epilogue-fusion's groups).
+// Produces: one kernel computing the whole group, D = epilogue(A B):
+//
+//   * a block owns a BM x BN tile of D (rows of A flattened over its leading
+//     dims), its WM x WN warps a TM x TN part each; K is walked in steps of
+//     32 through a STAGES-deep ring of shared-memory tiles filled by 16-byte
+//     cp.async (zero-filled past the edges), so the next tiles load while
+//     this one is multiplied; rows are padded by 16 bytes so ldmatrix's
+//     eight row addresses hit distinct banks;
+//   * fragments come from ldmatrix (B's through .trans when B is [K, N]),
+//     products from mma.sync m16n8k16 with fp32 accumulators;
+//   * the epilogue is printed from the group's body by FusedValueEmitter,
+//     as every fused kernel's is: the anchor's result at (row, col) is the
+//     accumulator, bias/residual/activation/casts follow in registers and
+//     each result is stored once.
+//
+// A row normalization needs whole rows of N. A block holds BN = 128
+// columns, so a row of N <= 1024 spans ceil(N / 128) blocks, launched as
+// one thread-block cluster (sm_90): each block reduces its part of every
+// row's sum in shared memory, the cluster barrier publishes it, and each
+// block adds its peers' parts through distributed shared memory; the same
+// again for the centred sum of squares (two passes, as the reference
+// computes it), then every block normalizes its own tile. The tile never
+// leaves registers between the GEMM and the store.
+//
+// Shapes whose K (or N, for B as [K, N]) is not a multiple of 8 cannot use
+// 16-byte copies; they take element loads into the same tiles (correct,
+// slower). Everything is specialised to the shapes (literals), like every
+// generated kernel.
+//
+//===----------------------------------------------------------------------===//
+#include "codegen/FusedValueEmitter.h"
+#include "ir/FusedGroup.h"
+#include "ir/OpRegistry.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace solder {
+
+using namespace codegen;
+
+namespace {
+
+/// Columns a block of a row-normalizing GEMM owns, and the largest
+/// (portable) cluster: rows up to 1024.
+constexpr int64_t RowBlockN = 128;
+constexpr int64_t MaxCluster = 8;
+/// Blocks under which a smaller tile is taken (about one per SM of an
+/// H100).
+constexpr int64_t FillBlocks = 120;
+
+struct GemmShape {
+  const Node *Anchor = nullptr;
+  const Value *A = nullptr, *B = nullptr, *C = nullptr;
+  bool TransB = false;
+  float Alpha = 1.0f, Beta = 1.0f;
+  int64_t M = 0, N = 0, K = 0;
+  Dims ResultDims;
+  /// The row normalization of the epilogue, or null.
+  const Node *Norm = nullptr;
+  DType T = DType::F16;
+};
+
+struct Tile {
+  int BM, BN, WM, WN;
+};
+
+/// The generated kernel's view of Group, or why it has none.
+std::optional<GemmShape> analyze(const Node &Group, unsigned Sm,
+                                 std::string &Why) {
+  if (!isFusedGroup(Group) || !Group.body() ||
+      groupInfo(Group).Kind != GroupKind::Contraction) {
+    Why = "not a contraction group";
+    return std::nullopt;
+  }
+  if (Sm < 80) {
+    Why = "the generated GEMM needs sm_80 or later (mma.sync, cp.async)";
+    return std::nullopt;
+  }
+  GemmShape S;
+  const Graph *Body = Group.body();
+  bool AfterAnchor = false;
+  for (const auto &M : Body->nodes()) {
+    FusionKind F = getOpInfo(M->kind()).Fusion;
+    if (!AfterAnchor) {
+      if (F != FusionKind::Contraction) {
+        Why = "the group reads its matmul's operands through " +
+              memberName(*M) + " (layout prologue)";
+        return std::nullopt;
+      }
+      S.Anchor = M.get();
+      AfterAnchor = true;
+      continue;
+    }
+    if (F == FusionKind::Reduction && !S.Norm &&
+        (M->kind() == OpKind::LayerNormalization ||
+         M->kind() == OpKind::RMSNormalization)) {
+      S.Norm = M.get();
+      continue;
+    }
+    if (F != FusionKind::Elementwise && F != FusionKind::Broadcast) {
+      Why = "epilogue member " + memberName(*M) +
+            " is neither elementwise nor a row normalization";
+      return std::nullopt;
+    }
+  }
+  if (!S.Anchor) {
+    Why = "no contraction";
+    return std::nullopt;
+  }
+  const Node &An = *S.Anchor;
+  for (const Value *V : An.operands())
+    if (V && V->producer()) {
+      Why = "the matmul's operand '" + V->name() + "' is computed in the group";
+      return std::nullopt;
+    }
+  if (An.kind() != OpKind::MatMul && An.kind() != OpKind::Gemm) {
+    Why = An.opName().str() + " has no generated kernel (MatMul and Gemm do)";
+    return std::nullopt;
+  }
+  S.A = An.operand(0);
+  S.B = An.operand(1);
+  const Value *R = An.result(0);
+  for (const Value *V : {S.A, S.B, R})
+    if (!V || !V->type().isStatic()) {
+      Why = "dynamic shapes";
+      return std::nullopt;
+    }
+  S.T = R->dtype();
+  if ((S.T != DType::F16 && S.T != DType::BF16) || S.A->dtype() != S.T ||
+      S.B->dtype() != S.T) {
+    Why = "the generated GEMM takes f16 or bf16 operands, not " +
+          dtypeName(S.A->dtype()).str();
+    return std::nullopt;
+  }
+  Dims AD = dimsOf(S.A), BD = dimsOf(S.B);
+  S.ResultDims = dimsOf(R);
+  if (AD.size() < 2 || BD.size() != 2) {
+    Why = "B is not a matrix (batched B: the library runs it)";
+    return std::nullopt;
+  }
+  if (An.kind() == OpKind::Gemm) {
+    if (An.attrs().getInt("transA", 0)) {
+      Why = "Gemm with transA";
+      return std::nullopt;
+    }
+    S.TransB = An.attrs().getInt("transB", 0) != 0;
+    S.Alpha = float(An.attrs().getFloat("alpha", 1.0));
+    S.Beta = float(An.attrs().getFloat("beta", 1.0));
+    S.C = An.numOperands() > 2 ? An.operand(2) : nullptr;
+  }
+  S.K = AD.back();
+  S.M = numElementsOf(AD) / std::max<int64_t>(S.K, 1);
+  S.N = S.TransB ? BD[0] : BD[1];
+  if ((S.TransB ? BD[1] : BD[0]) != S.K || S.ResultDims.back() != S.N ||
+      numElementsOf(S.ResultDims) != S.M * S.N) {
+    Why = "operand shapes do not form one M x K by K x N product";
+    return std::nullopt;
+  }
+  if (S.M < 1 || S.N < 1 || S.K < 1) {
+    Why = "an empty product";
+    return std::nullopt;
+  }
+  if (S.M > (int64_t(1) << 31) * 16 || S.N > (int64_t(1) << 20) ||
+      S.K > (int64_t(1) << 30)) {
+    Why = "too large for one launch";
+    return std::nullopt;
+  }
+  // Every member keeps the product's shape (a broadcast that enlarges it,
+  // or a reshape, has no element of the tile to live in).
+  for (const auto &M : Body->nodes())
+    for (const Value *V : M->results())
+      if (V && M.get() != S.Anchor && (V->hasUses() || Body->isOutput(V)) &&
+          (!V->type().isStatic() || dimsOf(V) != S.ResultDims)) {
+        if (M.get() == S.Norm && V != S.Norm->result(0)) {
+          Why = "the normalization's statistics are results";
+          return std::nullopt;
+        }
+        Why = "member " + memberName(*M) + " changes the product's shape to " +
+              typeToString(V->type());
+        return std::nullopt;
+      }
+  if (S.Norm) {
+    std::optional<int64_t> Axis = normalizeAxis(
+        S.Norm->attrs().getInt("axis", -1), int64_t(S.ResultDims.size()));
+    if (!Axis || *Axis != int64_t(S.ResultDims.size()) - 1 ||
+        dimsOf(S.Norm->operand(0)) != S.ResultDims) {
+      Why = "the normalization is not over the product's rows";
+      return std::nullopt;
+    }
+    if (S.N > RowBlockN && Sm < 90) {
+      Why = "rows longer than 128 need thread-block clusters (sm_90)";
+      return std::nullopt;
+    }
+    if (S.N > RowBlockN * MaxCluster) {
+      Why = "rows longer than 1024 (one cluster of 8 blocks of 128)";
+      return std::nullopt;
+    }
+  }
+  return S;
+}
+
+Tile chooseTile(const GemmShape &S) {
+  auto Blocks = [&](const Tile &T) {
+    return ((S.M + T.BM - 1) / T.BM) * ((S.N + T.BN - 1) / T.BN);
+  };
+  // Largest first; every tile divides its A and B stages evenly into
+  // 16-byte chunks per thread.
+  std::vector<Tile> Options = S.Norm || S.N > 64
+                                  ? std::vector<Tile>{{128, 128, 2, 4},
+                                                      {64, 128, 2, 4},
+                                                      {32, 128, 1, 4},
+                                                      {16, 128, 1, 2}}
+                                  : std::vector<Tile>{{128, 64, 4, 2},
+                                                      {64, 64, 2, 2},
+                                                      {32, 64, 1, 2},
+                                                      {16, 64, 1, 2}};
+  if (!S.Norm && S.N > 64) {
+    Options.pop_back();
+    Options.push_back({64, 64, 2, 2});
+    Options.push_back({32, 64, 1, 2});
+    Options.push_back({16, 64, 1, 2});
+  }
+  for (const Tile &T : Options)
+    if (Blocks(T) >= FillBlocks)
+      return T;
+  return Options.back();
+}
+
+// The main loop. Each thread copies CA chunks of 8 elements of A and CB
+// of B per stage; their global pointers, shared-memory offsets and edge
+// tests are computed once ($SETUP_A/$SETUP_B), so a step only adds k0
+// ($COPY_A/$COPY_B). Fragment addresses are 32-bit shared addresses from
+// per-thread bases plus constants ($BFRAG). The stage ring advances by
+// counters, not a modulo.
+const char *const MainLoop =
+    R"(constexpr int BM = $BM, BN = $BN, BK = $BK, WM = $WM, WN = $WN, STAGES = $STAGES;
+constexpr int NTH = WM * WN * 32, TM = BM / WM, TN = BN / WN, MT = TM / 16, NT = TN / 8;
+constexpr int AP = BK + 8, BP = $BP, A_STAGE = BM * AP, B_STAGE = $BSTAGE;
+constexpr int CA = BM * (BK / 8) / NTH, CB = BK * BN / 8 / NTH;
+static_assert(CA * NTH == BM * (BK / 8) && CB * NTH == BK * BN / 8, "tile");
+constexpr long long M = $M;
+constexpr int N = $N, K = $K, KT = (K + BK - 1) / BK;
+extern __shared__ __align__(16) unsigned char solder_dyn_smem[];
+$T *const As = reinterpret_cast<$T *>(solder_dyn_smem);
+$T *const Bs = As + STAGES * A_STAGE;
+const unsigned as_u = solder_smem(As), bs_u = solder_smem(Bs);
+const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+const int wm = warp / WN, wn = warp % WN, g = lane >> 2, tq = lane & 3;
+const long long m0 = (long long)blockIdx.x * BM;
+const int n0 = blockIdx.y * BN;
+const $T *const Ag = $APARAM;
+const $T *const Bg = $BPARAM;
+$SETUP_A
+$SETUP_B
+auto load_stage = [&](int s, int kt) {
+  const int k0 = kt * BK;
+$COPY_A
+$COPY_B
+};
+float acc[MT][NT][4];
+#pragma unroll
+for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+  for (int nt = 0; nt < NT; ++nt)
+    acc[mt][nt][0] = acc[mt][nt][1] = acc[mt][nt][2] = acc[mt][nt][3] = 0.f;
+#pragma unroll
+for (int s = 0; s < STAGES - 1; ++s) {
+  if (s < KT) load_stage(s, s);
+  solder_cp_commit();
+}
+const unsigned a_ld = as_u + ((wm * TM + (lane & 15)) * AP + (lane >> 4) * 8) * 2;
+const unsigned b_ld = bs_u + $BLD;
+int rs = 0, ws = STAGES - 1;
+for (int kt = 0; kt < KT; ++kt) {
+  $WAIT
+  __syncthreads();
+  // The stage refilled here was read in step kt - 1, which every warp has
+  // finished (the barrier above).
+  if (kt + STAGES - 1 < KT) load_stage(ws, kt + STAGES - 1);
+  solder_cp_commit();
+  ws = ws == STAGES - 1 ? 0 : ws + 1;
+  const unsigned a_s = a_ld + rs * (A_STAGE * 2), b_s = b_ld + rs * (B_STAGE * 2);
+  rs = rs == STAGES - 1 ? 0 : rs + 1;
+#pragma unroll
+  for (int kk = 0; kk < BK; kk += 16) {
+    unsigned af[MT][4], bf[NT][2];
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt)
+      solder_ldm_x4_u(af[mt], a_s + (mt * 16 * AP + kk) * 2);
+#pragma unroll
+    for (int nt = 0; nt < NT; nt += 2) {
+      unsigned r[4];
+      $BFRAG
+      bf[nt][0] = r[0];
+      bf[nt][1] = r[1];
+      bf[nt + 1][0] = r[2];
+      bf[nt + 1][1] = r[3];
+    }
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+      for (int nt = 0; nt < NT; ++nt)
+        solder_mma16816(acc[mt][nt], af[mt], bf[nt][0], bf[nt][1]);
+  }
+}
+solder_cp_wait0();)";
+
+// A is [M, K]: chunk x of a stage is row x / 4, columns (x % 4) * 8.
+const char *const SetupA =
+    R"(const $T *a_src[CA];
+unsigned a_dst[CA];
+int a_col[CA];
+bool a_ok[CA];
+#pragma unroll
+for (int i = 0; i < CA; ++i) {
+  const int x = tid + i * NTH, r = x / (BK / 8), c = (x % (BK / 8)) * 8;
+  a_ok[i] = m0 + r < M;
+  a_col[i] = c;
+  a_src[i] = Ag + (a_ok[i] ? (m0 + r) * K : 0LL) + c;
+  a_dst[i] = as_u + (r * AP + c) * 2;
+})";
+const char *const CopyAAsync =
+    R"(#pragma unroll
+  for (int i = 0; i < CA; ++i) {
+    const bool ok = a_ok[i] && k0 + a_col[i] < K;
+    solder_cp16_u(a_dst[i] + s * (A_STAGE * 2), ok ? a_src[i] + k0 : Ag, ok);
+  })";
+const char *const CopyAPlain =
+    R"(  $T *const as = As + s * A_STAGE;
+  for (int x = tid; x < BM * BK; x += NTH) {
+    const int r = x / BK, c = x % BK;
+    const long long gm = m0 + r;
+    const int gk = k0 + c;
+    as[r * AP + c] = gm < M && gk < K ? Ag[gm * K + gk] : $ZERO;
+  })";
+// B as [K, N]: chunk x is row (k) x / (BN / 8), columns (x % (BN / 8)) * 8.
+const char *const SetupBKN =
+    R"(const $T *b_src[CB];
+unsigned b_dst[CB];
+int b_row[CB];
+bool b_ok[CB];
+#pragma unroll
+for (int i = 0; i < CB; ++i) {
+  const int x = tid + i * NTH, r = x / (BN / 8), c = (x % (BN / 8)) * 8;
+  b_ok[i] = n0 + c < N;
+  b_row[i] = r;
+  b_src[i] = Bg + (long long)r * N + (b_ok[i] ? n0 + c : 0);
+  b_dst[i] = bs_u + (r * BP + c) * 2;
+})";
+const char *const CopyBKNAsync =
+    R"(#pragma unroll
+  for (int i = 0; i < CB; ++i) {
+    const bool ok = b_ok[i] && k0 + b_row[i] < K;
+    solder_cp16_u(b_dst[i] + s * (B_STAGE * 2), ok ? b_src[i] + (long long)k0 * N : Bg, ok);
+  })";
+const char *const CopyBKNPlain =
+    R"(  $T *const bs = Bs + s * B_STAGE;
+  for (int x = tid; x < BK * BN; x += NTH) {
+    const int r = x / BN, c = x % BN;
+    const int gk = k0 + r, gn = n0 + c;
+    bs[r * BP + c] = gk < K && gn < N ? Bg[(long long)gk * N + gn] : $ZERO;
+  })";
+// B as [N, K] (Gemm transB): chunk x is row (n) x / 4, columns (k)
+// (x % 4) * 8.
+const char *const SetupBNK =
+    R"(const $T *b_src[CB];
+unsigned b_dst[CB];
+int b_col[CB];
+bool b_ok[CB];
+#pragma unroll
+for (int i = 0; i < CB; ++i) {
+  const int x = tid + i * NTH, r = x / (BK / 8), c = (x % (BK / 8)) * 8;
+  b_ok[i] = n0 + r < N;
+  b_col[i] = c;
+  b_src[i] = Bg + (b_ok[i] ? (long long)(n0 + r) * K : 0LL) + c;
+  b_dst[i] = bs_u + (r * BP + c) * 2;
+})";
+const char *const CopyBNKAsync =
+    R"(#pragma unroll
+  for (int i = 0; i < CB; ++i) {
+    const bool ok = b_ok[i] && k0 + b_col[i] < K;
+    solder_cp16_u(b_dst[i] + s * (B_STAGE * 2), ok ? b_src[i] + k0 : Bg, ok);
+  })";
+const char *const CopyBNKPlain =
+    R"(  $T *const bs = Bs + s * B_STAGE;
+  for (int x = tid; x < BN * BK; x += NTH) {
+    const int r = x / BK, c = x % BK;
+    const int gn = n0 + r, gk = k0 + c;
+    bs[r * BP + c] = gn < N && gk < K ? Bg[(long long)gn * K + gk] : $ZERO;
+  })";
+// B fragments of n-tiles nt and nt + 1 for k-step kk. As [K, N] in shared
+// memory (rows are k): transposed ldmatrix; as [N, K]: plain.
+const char *const BLdKN = "((((lane >> 3) & 1) * 8 + (lane & 7)) * BP + wn * "
+                          "TN + (lane >> 4) * 8) * 2";
+const char *const BFragKN =
+    "solder_ldm_x4_t_u(r, b_s + (kk * BP + nt * 8) * 2);";
+const char *const BLdNK = "((wn * TN + (lane >> 4) * 8 + (lane & 7)) * BP + "
+                          "((lane >> 3) & 1) * 8) * 2";
+const char *const BFragNK = "solder_ldm_x4_u(r, b_s + (nt * 8 * BP + kk) * 2);";
+
+std::string floatLit(double V) {
+  std::string S;
+  llvm::raw_string_ostream OS(S);
+  OS << llvm::format("%.9g", V);
+  OS.flush();
+  if (S.find_first_of(".en") == std::string::npos)
+    S += ".0";
+  return S + "f";
+}
+
+void printLines(CudaPrinter &P, llvm::StringRef Text) {
+  while (!Text.empty()) {
+    auto [Line, Tail] = Text.split('\n');
+    P.line(Line);
+    Text = Tail;
+  }
+}
+
+} // namespace
+
+std::string generatedGemmUnsupported(const Node &Group, unsigned SmVersion) {
+  std::string Why;
+  return analyze(Group, SmVersion, Why) ? std::string() : Why;
+}
+
+llvm::Expected<GeneratedKernel> emitGeneratedGemm(const Node &Group,
+                                                  const CodegenOptions &Opts,
+                                                  KernelNamer &Names) {
+  std::string Why;
+  std::optional<GemmShape> SO = analyze(Group, Opts.SmVersion, Why);
+  if (!SO)
+    return groupError(Group, nullptr, "no generated GEMM: " + Why);
+  const GemmShape &S = *SO;
+  GroupInfo Info = groupInfo(Group);
+  const Graph *Body = Group.body();
+  Tile T = chooseTile(S);
+  const int64_t Cluster = S.Norm ? (S.N + T.BN - 1) / T.BN : 1;
+  const unsigned Threads = unsigned(T.WM * T.WN * 32);
+  bool TransB = S.TransB;
+  bool AsyncA = S.K % 8 == 0;
+  bool AsyncB = TransB ? S.K % 8 == 0 : S.N % 8 == 0;
+  // Small tiles are the latency-bound ones (few blocks, long K): deeper
+  // steps and more of them in flight. Large tiles keep two blocks per SM.
+  const int64_t BK = T.BM <= 32 ? 64 : 32;
+  int64_t BPitch = TransB ? BK + 8 : T.BN + 8;
+  int64_t BStage = TransB ? T.BN * BPitch : BK * BPitch;
+  int64_t StageBytes = (int64_t(T.BM) * (BK + 8) + BStage) * 2;
+  int Stages = T.BM <= 32 ? int(std::min<int64_t>(8, 200 * 1024 / StageBytes))
+               : StageBytes * 4 <= 100 * 1024 ? 4
+                                              : 3;
+
+  // Members after the anchor, in body order; results split by whether the
+  // normalization comes before them.
+  std::vector<const Node *> Nodes;
+  for (const auto &M : Body->nodes())
+    Nodes.push_back(M.get());
+  auto PosOf = [&](const Node *N) {
+    return size_t(std::find(Nodes.begin(), Nodes.end(), N) - Nodes.begin());
+  };
+  size_t NormPos = S.Norm ? PosOf(S.Norm) : Nodes.size();
+  std::vector<const Value *> OutBody, OutOuter;
+  std::vector<bool> AfterNorm;
+  for (size_t J = 0; J < Body->outputs().size(); ++J) {
+    const Value *V = Body->outputs()[J];
+    OutBody.push_back(V);
+    OutOuter.push_back(Group.result(J));
+    AfterNorm.push_back(S.Norm && V->producer() &&
+                        PosOf(V->producer()) >= NormPos);
+  }
+  // The anchor reads A and B itself; the epilogue reads the rest.
+  llvm::DenseSet<const Node *> Epi;
+  for (const Node *N : Nodes)
+    if (N != S.Anchor && N != S.Norm)
+      Epi.insert(N);
+  std::vector<const Value *> Roots = OutBody;
+  std::vector<const Value *> Reads;
+  {
+    llvm::DenseSet<const Node *> Computable = Epi;
+    Computable.insert(S.Anchor);
+    if (S.Norm)
+      Computable.insert(S.Norm);
+    Reads = externalReads(Group, Roots, Computable);
+  }
+
+  CodegenOptions O = groupOptions(Group, Opts);
+  O.BlockSize = Threads;
+  KernelBuilder B(
+      Group, O, Names.nameFor(Group, "g" + std::to_string(Info.Id) + "_gemm"));
+  // The memory planner never gives a step's result the memory of a value
+  // the step reads (lifetimes overlap at the step), so the epilogue's
+  // loads may move past its stores.
+  B.setRestrict(true);
+  CudaPrinter &P = B.p();
+  std::vector<std::string> OutParams, InParams;
+  for (const Value *V : OutOuter)
+    OutParams.push_back(B.addOutput(V));
+  std::vector<const Value *> InOuter;
+  std::string AParam, BParam;
+  for (const Value *V : Reads) {
+    InOuter.push_back(outerValue(Group, V));
+    InParams.push_back(B.addInput(InOuter.back()));
+    if (V == S.A)
+      AParam = InParams.back();
+    if (V == S.B)
+      BParam = InParams.back();
+  }
+  if (AParam.empty() || BParam.empty())
+    return groupError(Group, S.Anchor,
+                      "internal: the matmul's operands are not kernel inputs");
+  std::vector<std::string> NodeNames;
+  for (const Node *N : Nodes)
+    NodeNames.push_back(memberName(*N));
+  std::string Desc =
+      "tensor-core GEMM " + std::to_string(S.M) + "x" + std::to_string(S.N) +
+      "x" + std::to_string(S.K) + " tile " + std::to_string(T.BM) + "x" +
+      std::to_string(T.BN) + "x" + std::to_string(BK) + " " +
+      std::to_string(Stages) + " stages" +
+      (Cluster > 1 ? ", cluster of " + std::to_string(Cluster) : "") +
+      (S.Norm ? ", " + S.Norm->opName().str() + " epilogue" : "") +
+      (AsyncA && AsyncB ? "" : ", element loads");
+  B.describeGroup(Info.Id, std::move(NodeNames),
+                  groupSummary(Group, Desc, Nodes, InOuter, OutOuter));
+  bool Perturb = Opts.PerturbGroupId >= 0 && Opts.PerturbGroupId == Info.Id;
+  if (Cluster > 1)
+    B.setAttributes("__cluster_dims__(1, " + std::to_string(Cluster) + ", 1)");
+  P.declare("solder_mma", mmaHelpers(S.T));
+  if (Cluster > 1)
+    P.declare("solder_cluster", clusterHelpers());
+
+  std::string Tn = P.storageType(S.T);
+  std::string Zero =
+      S.T == DType::F16 ? "__float2half(0.f)" : "__float2bfloat16(0.f)";
+  std::string Loop = substitute(
+      MainLoop, {{"SETUP_A", AsyncA ? SetupA : ""},
+                 {"SETUP_B", !AsyncB  ? ""
+                             : TransB ? SetupBNK
+                                      : SetupBKN},
+                 {"COPY_A", AsyncA ? CopyAAsync : CopyAPlain},
+                 {"COPY_B", TransB ? (AsyncB ? CopyBNKAsync : CopyBNKPlain)
+                                   : (AsyncB ? CopyBKNAsync : CopyBKNPlain)},
+                 {"WAIT", "solder_cp_wait<STAGES - 2>();"}});
+  Loop = substitute(std::move(Loop), {{"BLD", TransB ? BLdNK : BLdKN},
+                                      {"BFRAG", TransB ? BFragNK : BFragKN}});
+  Loop = substitute(std::move(Loop), {{"BM", std::to_string(T.BM)},
+                                      {"BN", std::to_string(T.BN)},
+                                      {"BK", std::to_string(BK)},
+                                      {"WM", std::to_string(T.WM)},
+                                      {"WN", std::to_string(T.WN)},
+                                      {"STAGES", std::to_string(Stages)},
+                                      {"BP", std::to_string(BPitch)},
+                                      {"BSTAGE", std::to_string(BStage)},
+                                      {"M", std::to_string(S.M) + "LL"},
+                                      {"N", std::to_string(S.N)},
+                                      {"K", std::to_string(S.K)},
+                                      {"T", Tn},
+                                      {"ZERO", Zero},
+                                      {"APARAM", AParam},
+                                      {"BPARAM", BParam}});
+
+  const Value *AnchorOut = S.Anchor->result(0);
+  Dims Lead(S.ResultDims.begin(), S.ResultDims.end() - 1);
+  llvm::Error Err = [&]() -> llvm::Error {
+    auto Kernel = B.beginKernel();
+    printLines(P, Loop);
+    FusedValueEmitter VE(B, Group, Nodes);
+    for (size_t I = 0; I < Reads.size(); ++I)
+      VE.setParam(Reads[I], InParams[I]);
+
+    // Prints the loops over this thread's accumulator elements, with `row`,
+    // `col` and `a` (the accumulator) defined; Fn prints the body, inside
+    // `if (row < M && col < N)` when Guard.
+    // Interior tiles need no bounds test; leaving it out when every tile
+    // is interior lets the compiler issue the epilogue's loads (bias,
+    // residual) together instead of one guarded load at a time.
+    const bool Edges = S.M % T.BM != 0 || S.N % T.BN != 0;
+    // Results stored as pairs of neighbouring columns (one 4- or 8-byte
+    // store per thread instead of two) where no tile has an edge and the
+    // row length keeps pairs aligned.
+    const bool Pairs = !Edges && S.N % 2 == 0;
+    // Prints the loops over this thread's accumulator elements, with `row`,
+    // `col` and `a` (the accumulator) defined; Fn prints the body, inside
+    // `if (row < M && col < N)` when Guard (and some tile has an edge).
+    // With Pairs, a result Fn computes goes to `sv<R>[e]` and is stored
+    // after the pair's second element (Late: the results after the
+    // normalization).
+    auto ForElements =
+        [&](bool Guard, const std::string &Else, bool Late,
+            llvm::function_ref<llvm::Error(const Coords &)> Fn) -> llvm::Error {
+      P.line("#pragma unroll");
+      auto L1 = P.scope("for (int mt = 0; mt < MT; ++mt)");
+      P.line("#pragma unroll");
+      auto L2 = P.scope("for (int h = 0; h < 2; ++h)");
+      P.line("const long long row = m0 + wm * TM + mt * 16 + g + h * 8;");
+      P.line("const int lrow = wm * TM + mt * 16 + g + h * 8;");
+      P.line("(void)lrow;");
+      P.line("#pragma unroll");
+      auto L3 = P.scope("for (int nt = 0; nt < NT; ++nt)");
+      std::vector<size_t> Stored;
+      for (size_t R = 0; R < OutBody.size(); ++R)
+        if (AfterNorm[R] == Late)
+          Stored.push_back(R);
+      if (Pairs)
+        for (size_t R : Stored)
+          P.line(P.storageType(OutBody[R]->dtype()) + " sv" +
+                 std::to_string(R) + "[2];");
+      llvm::Error E = llvm::Error::success();
+      {
+        P.line("#pragma unroll");
+        auto L4 = P.scope("for (int e = 0; e < 2; ++e)");
+        P.line("const int col = n0 + wn * TN + nt * 8 + tq * 2 + e;");
+        P.line("float &a = acc[mt][nt][h * 2 + e];");
+        Guard &= Edges;
+        std::optional<CudaPrinter::Scope> G;
+        if (Guard)
+          G.emplace(P.scope("if (row < M && col < N)"));
+        VE.pushScope();
+        Coords C = VE.delinearize("row", Lead);
+        C.push_back(S.N == 1 ? "0" : "col");
+        VE.registerLinear(S.ResultDims, C, "(row * N + col)");
+        E = Fn(C);
+        VE.popScope();
+        G.reset();
+        if (Guard && !Else.empty())
+          P.line("else " + Else);
+      }
+      if (Pairs)
+        for (size_t R : Stored) {
+          std::string T = P.storageType(OutBody[R]->dtype());
+          std::string V = "sv" + std::to_string(R);
+          // Two elements of 2, 4 or 8 bytes as one aligned store.
+          std::string W = dtypeSize(OutBody[R]->dtype()) == 2   ? "unsigned"
+                          : dtypeSize(OutBody[R]->dtype()) == 4 ? "uint2"
+                                                                : "uint4";
+          P.line("*reinterpret_cast<" + W + " *>(&" + OutParams[R] +
+                 "[row * N + n0 + wn * TN + nt * 8 + tq * 2]) = "
+                 "*reinterpret_cast<const " +
+                 W + " *>(" + V + ");");
+        }
+      return E;
+    };
+    // The anchor's value at C from the accumulator (Gemm: alpha, beta C).
+    auto Product = [&](const Coords &C) -> llvm::Error {
+      std::string V = "a";
+      if (S.Alpha != 1.0f)
+        V = "(" + floatLit(S.Alpha) + " * a)";
+      if (S.C && S.Beta != 0.0f) {
+        auto CC = VE.broadcastCoords(*S.Anchor, S.C, S.ResultDims, C);
+        if (!CC)
+          return CC.takeError();
+        auto CV = VE.compute(S.C, *CC);
+        if (!CV)
+          return CV.takeError();
+        V = "(" + V + " + " + floatLit(S.Beta) + " * " + *CV + ")";
+      }
+      VE.remember(AnchorOut, C, V);
+      return llvm::Error::success();
+    };
+    auto StoreResults = [&](const Coords &C, bool Late) -> llvm::Error {
+      for (size_t R = 0; R < OutBody.size(); ++R) {
+        if (AfterNorm[R] != Late)
+          continue;
+        auto V = VE.compute(OutBody[R], C);
+        if (!V)
+          return V.takeError();
+        std::string Val = *V;
+        if (Perturb && R == 0)
+          Val = emitPerturbation(P, OutBody[R]->dtype(), Val);
+        P.line((Pairs ? "sv" + std::to_string(R) + "[e]"
+                      : OutParams[R] + "[row * N + col]") +
+               " = " + storeExpr(OutBody[R]->dtype(), Val) + ";");
+      }
+      return llvm::Error::success();
+    };
+
+    if (!S.Norm) {
+      return ForElements(true, "", false, [&](const Coords &C) -> llvm::Error {
+        if (auto E = Product(C))
+          return E;
+        return StoreResults(C, false);
+      });
+    }
+
+    // Pass 1: the normalized value X (pre-norm results stored), kept in
+    // the accumulator; 0 outside the matrix so it adds nothing.
+    const Value *X = S.Norm->operand(0);
+    if (auto E = ForElements(true, "a = 0.f;", false,
+                             [&](const Coords &C) -> llvm::Error {
+                               if (auto E = Product(C))
+                                 return E;
+                               auto XV = VE.compute(X, C);
+                               if (!XV)
+                                 return XV.takeError();
+                               P.line("const float xval = " + *XV + ";");
+                               VE.remember(X, C, "xval");
+                               if (auto E = StoreResults(C, false))
+                                 return E;
+                               P.line("a = xval;");
+                               return llvm::Error::success();
+                             }))
+      return E;
+    bool Rms = S.Norm->kind() == OpKind::RMSNormalization;
+    double Eps = S.Norm->attrs().getFloat("epsilon", 1e-5);
+    P.line("__shared__ float red[WN][BM], part[2][BM], stat[2][BM];");
+    std::string Sync =
+        Cluster > 1 ? "solder_cluster_sync();" : "__syncthreads();";
+    auto Gather = [&](const std::string &Part) {
+      return Cluster > 1 ? "solder_ld_cluster(&" + Part + ", r)" : Part;
+    };
+    // One statistic: Term(value) summed over each row, across warps, then
+    // blocks; Finish(sum) lands in stat[Which].
+    auto RowSum = [&](const std::string &Term, int Which,
+                      const std::string &Finish) {
+      P.line("#pragma unroll");
+      {
+        auto L1 = P.scope("for (int mt = 0; mt < MT; ++mt)");
+        P.line("#pragma unroll");
+        auto L2 = P.scope("for (int h = 0; h < 2; ++h)");
+        P.line("const int lrow = wm * TM + mt * 16 + g + h * 8;");
+        P.line("float s = 0.f;");
+        P.line("#pragma unroll");
+        {
+          auto L3 = P.scope("for (int nt = 0; nt < NT; ++nt)");
+          P.line("#pragma unroll");
+          auto L4 = P.scope("for (int e = 0; e < 2; ++e)");
+          P.line("const float a = acc[mt][nt][h * 2 + e];");
+          P.line("(void)a;");
+          P.line("if (n0 + wn * TN + nt * 8 + tq * 2 + e < N) s += " + Term +
+                 ";");
+        }
+        P.line("s += __shfl_xor_sync(0xffffffffu, s, 1);");
+        P.line("s += __shfl_xor_sync(0xffffffffu, s, 2);");
+        P.line("if (tq == 0) red[wn][lrow] = s;");
+      }
+      P.line("__syncthreads();");
+      {
+        auto L = P.scope("for (int i = tid; i < BM; i += NTH)");
+        P.line("float t = 0.f;");
+        P.line("#pragma unroll");
+        P.line("for (int w = 0; w < WN; ++w) t += red[w][i];");
+        P.line("part[" + std::to_string(Which) + "][i] = t;");
+      }
+      P.line(Sync);
+      {
+        auto L = P.scope("for (int i = tid; i < BM; i += NTH)");
+        P.line("float t = 0.f;");
+        if (Cluster > 1) {
+          P.line("#pragma unroll");
+          P.line("for (unsigned r = 0; r < " + std::to_string(Cluster) +
+                 "; ++r) t += " +
+                 Gather("part[" + std::to_string(Which) + "][i]") + ";");
+        } else {
+          P.line("t = part[" + std::to_string(Which) + "][i];");
+        }
+        P.line("stat[" + std::to_string(Which) + "][i] = " + Finish + ";");
+      }
+      P.line("__syncthreads();");
+    };
+    std::string InvN = floatLit(1.0 / double(S.N));
+    if (Rms) {
+      RowSum("a * a", 1, "rsqrtf(t * " + InvN + " + " + floatLit(Eps) + ")");
+    } else {
+      RowSum("a", 0, "t * " + InvN);
+      RowSum("(a - stat[0][lrow]) * (a - stat[0][lrow])", 1,
+             "rsqrtf(t * " + InvN + " + " + floatLit(Eps) + ")");
+    }
+    // Pass 2: normalize, the rest of the epilogue, store.
+    if (auto E =
+            ForElements(true, "", true, [&](const Coords &C) -> llvm::Error {
+              VE.remember(X, C, "a");
+              std::string Y = Rms ? "(a * stat[1][lrow])"
+                                  : "((a - stat[0][lrow]) * stat[1][lrow])";
+              const Value *Scale = S.Norm->operand(1);
+              auto SC = VE.broadcastCoords(*S.Norm, Scale, S.ResultDims, C);
+              if (!SC)
+                return SC.takeError();
+              auto SV = VE.compute(Scale, *SC);
+              if (!SV)
+                return SV.takeError();
+              Y = "(" + Y + " * " + *SV + ")";
+              if (!Rms && S.Norm->numOperands() > 2 && S.Norm->operand(2)) {
+                const Value *Bias = S.Norm->operand(2);
+                auto BC = VE.broadcastCoords(*S.Norm, Bias, S.ResultDims, C);
+                if (!BC)
+                  return BC.takeError();
+                auto BV = VE.compute(Bias, *BC);
+                if (!BV)
+                  return BV.takeError();
+                Y = "(" + Y + " + " + *BV + ")";
+              }
+              P.line("const float yval = " + Y + ";");
+              VE.remember(S.Norm->result(0), C, "yval");
+              return StoreResults(C, true);
+            }))
+      return E;
+    // No block leaves while a peer may still read its shared memory.
+    if (Cluster > 1)
+      P.line("solder_cluster_sync();");
+    return llvm::Error::success();
+  }();
+  if (Err)
+    return std::move(Err);
+  B.setGrid(
+      {unsigned((S.M + T.BM - 1) / T.BM), unsigned((S.N + T.BN - 1) / T.BN), 1},
+      Threads);
+  B.setDynamicShared(unsigned(StageBytes * Stages));
+  return B.finish();
+}
+
+} // namespace solder

@@ -1,0 +1,33 @@
+//===- GemmTuning.h - Generated GEMM or library, timed per group -*- C++
+//-*-===//
+//
+// A matmul contraction group can run as the library call plus a rest
+// kernel, or as one generated tensor-core GEMM (codegen/GemmEmitter.cpp).
+// Which is faster depends on the shape and the GPU, so with
+// CompileOptions::Tune both are timed on this GPU: the graph is built into
+// a library plan and an all-generated plan, each group's steps are timed
+// alone in each (a CUDA graph of just those steps, replayed back to back:
+// ExecutionContext::timeStepRanges), and the faster is recorded per group
+// id in PlanOptions::GemmChoices, with both times in GemmNotes for the
+// fusion report. Inputs are zeros (valid indices for embedding lookups;
+// the timings do not depend on the values).
+//
+//===----------------------------------------------------------------------===//
+#ifndef SOLDER_RUNTIME_CUDA_GEMMTUNING_H
+#define SOLDER_RUNTIME_CUDA_GEMMTUNING_H
+
+#include "ir/Graph.h"
+#include "runtime/cuda/PlanBuilder.h"
+#include "llvm/Support/Error.h"
+
+namespace solder {
+
+/// Fills Opts.GemmChoices and Opts.GemmNotes for every group of G that has
+/// a generated GEMM; needs a GPU. A group is given to the generated kernel
+/// only when it is faster by 10% or more: a group timed alone keeps its
+/// weights in L2, which flatters small tiles that read them many times.
+llvm::Error tuneGemmGroups(const Graph &G, PlanOptions &Opts);
+
+} // namespace solder
+
+#endif
