@@ -9,8 +9,12 @@
 // alone in each (a CUDA graph of just those steps, replayed back to back:
 // ExecutionContext::timeStepRanges), and the faster is recorded per group
 // id in PlanOptions::GemmChoices, with both times in GemmNotes for the
-// fusion report. Inputs are zeros (valid indices for embedding lookups;
-// the timings do not depend on the values).
+// fusion report. A group timed alone keeps its weights in L2 between
+// replays, which flatters small tiles that read them many times, so the
+// generated kernel must win by 5%, and the plan with the chosen ones must
+// then also beat the library plan as a whole, else none is kept (the note
+// says so). Inputs are zeros (valid indices for embedding lookups; the
+// timings do not depend on the values).
 //
 //===----------------------------------------------------------------------===//
 #ifndef SOLDER_RUNTIME_CUDA_GEMMTUNING_H
@@ -23,9 +27,7 @@
 namespace solder {
 
 /// Fills Opts.GemmChoices and Opts.GemmNotes for every group of G that has
-/// a generated GEMM; needs a GPU. A group is given to the generated kernel
-/// only when it is faster by 10% or more: a group timed alone keeps its
-/// weights in L2, which flatters small tiles that read them many times.
+/// a generated GEMM; needs a GPU.
 llvm::Error tuneGemmGroups(const Graph &G, PlanOptions &Opts);
 
 } // namespace solder
