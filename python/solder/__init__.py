@@ -76,7 +76,8 @@ def compile(model, *, shapes=None, precision="fp32", fusion=True,
       fills the GPU.
     tune: choose the cuDNN/cuBLASLt algorithms on this GPU now and record
       them, so save_plan writes a tuned plan (`solder compile --tune`);
-      needs the GPU.
+      fp16/bf16 matmul groups are also timed as generated tensor-core
+      GEMMs and the faster kept; needs the GPU.
     backend: 'cuda' (a GPU plan; compiling needs no GPU) or 'reference'
       (the CPU reference executor; no plan file).
     arch: the GPU architecture ('sm_90'); default: this machine's GPU.

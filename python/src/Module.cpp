@@ -190,6 +190,9 @@ PyObject *compileModel(PyObject *, PyObject *Args) {
   Opts.FuseAttention = FuseAttention;
   Opts.AutoAttention = AutoAttention;
   Opts.AllowTF32 = AllowTF32;
+  // As `solder compile --tune`: fp16/bf16 matmul groups also timed as
+  // generated GEMMs (CompileOptions::Tune).
+  Opts.Tune = Tune;
   Opts.Arch = Arch ? Arch : "";
   Opts.CacheDir = CacheDir ? CacheDir : "";
   if (!readStrings(Fusions, Opts.DisabledFusions, "disable_fusion") ||
