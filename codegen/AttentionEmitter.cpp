@@ -173,8 +173,13 @@ for (int rr = 0; rr < RPW; ++rr) {
 // and g + 8 of its warp's 16 (g = lane / 4); row max and sum reduce over
 // the four threads of a quad.
 const char *const TensorCoreBody =
-    R"(constexpr int D = $D, DV = $DV, NW = $NW, MB = $MB, BR = 16 * MB * NW, BC = $BC, NTH = NW * 32;
+    R"(constexpr int D = $D, DV = $DV, NW = $NW, MB = $MB, BC = $BC, NTH = NW * 32;
+// KS: the warps share one block of query rows and split each tile's keys
+// (a small grid), combining their partial softmax sums at the end.
+constexpr bool KS = $KSPLIT;
+constexpr int BR = KS ? 16 * MB : 16 * MB * NW;
 constexpr int KP = D + 8, VP = DV + 8, KT = D / 16, NT = BC / 8, OT = DV / 8;
+constexpr int NTW = KS ? NT / NW : NT, KCW = NTW / 2;
 __shared__ __align__(16) $T ks[2][BC][KP];
 __shared__ __align__(16) $T vs[2][BC][VP];
 $MASK_SMEM
@@ -183,8 +188,10 @@ const float l2e = 1.4426950408889634f;
 const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
 const int g = lane >> 2, tq = lane & 3;
 const long long b = blockIdx.z, h = blockIdx.y;
-// This warp's MB blocks of 16 query rows start at q0.
-const long long q0 = (long long)blockIdx.x * BR + warp * 16 * MB;
+// This warp's MB blocks of 16 query rows start at q0; its keys of a tile
+// are n-tiles nt0 .. nt0 + NTW - 1.
+const long long q0 = (long long)blockIdx.x * BR + (KS ? 0 : warp * 16 * MB);
+const int nt0 = KS ? warp * NTW : 0;
 const long long kh = h / $GROUP;
 const long long qbase = $QOFF + b * $QSB + h * $QSH;
 const long long kbase = $KOFF + b * $KSB + kh * $KSH;
@@ -233,9 +240,10 @@ for (int tile = 0; tile < ntiles; ++tile) {
   // need the per-score check; interior tiles skip it.
   const int kv_lim = $SK - t0 < BC ? (int)($SK - t0) : BC;
   const bool edge = kv_lim < BC || ($CAUSAL && t0 + BC - 1 > q0);
-  float c[MB][NT][4];
+  float c[MB][NTW][4];
 #pragma unroll
-  for (int nt = 0; nt < NT; ++nt) {
+  for (int nt = 0; nt < NTW; ++nt) {
+    const int ntg = nt0 + nt;
 #pragma unroll
     for (int mb = 0; mb < MB; ++mb)
       c[mb][nt][0] = c[mb][nt][1] = c[mb][nt][2] = c[mb][nt][3] = 0.f;
@@ -243,7 +251,7 @@ for (int tile = 0; tile < ntiles; ++tile) {
     for (int kk = 0; kk < KT; kk += 2) {
       if (kk + 1 < KT) {
         unsigned r[4];
-        solder_ldm_x4(r, &ks[buf][nt * 8 + (lane & 7)][kk * 16 + (lane >> 3) * 8]);
+        solder_ldm_x4(r, &ks[buf][ntg * 8 + (lane & 7)][kk * 16 + (lane >> 3) * 8]);
 #pragma unroll
         for (int mb = 0; mb < MB; ++mb) {
           solder_mma16816(c[mb][nt], qa[mb][kk], r[0], r[1]);
@@ -251,7 +259,7 @@ for (int tile = 0; tile < ntiles; ++tile) {
         }
       } else {
         unsigned r[2];
-        solder_ldm_x2(r, &ks[buf][nt * 8 + (lane & 7)][kk * 16 + ((lane >> 3) & 1) * 8]);
+        solder_ldm_x2(r, &ks[buf][ntg * 8 + (lane & 7)][kk * 16 + ((lane >> 3) & 1) * 8]);
 #pragma unroll
         for (int mb = 0; mb < MB; ++mb)
           solder_mma16816(c[mb][nt], qa[mb][kk], r[0], r[1]);
@@ -267,10 +275,10 @@ for (int tile = 0; tile < ntiles; ++tile) {
     const int ir = mb * 16 + g + r * 8; // row within the warp's rows
     float mx = ninf;
 #pragma unroll
-    for (int nt = 0; nt < NT; ++nt)
+    for (int nt = 0; nt < NTW; ++nt)
 #pragma unroll
       for (int e = 0; e < 2; ++e) {
-        const int jj = nt * 8 + tq * 2 + e;
+        const int jj = (nt0 + nt) * 8 + tq * 2 + e;
         const long long i = q0 + ir, j = t0 + jj;
         bool valid = true;
         if (edge) valid = jj < kv_lim && (!$CAUSAL || j <= i);
@@ -288,7 +296,7 @@ for (int tile = 0; tile < ntiles; ++tile) {
     const float corr = mn == ninf ? 1.f : exp2f((m[mb][r] - mn) * l2e);
     float sum = 0.f;
 #pragma unroll
-    for (int nt = 0; nt < NT; ++nt)
+    for (int nt = 0; nt < NTW; ++nt)
 #pragma unroll
       for (int e = 0; e < 2; ++e) {
         const float s = c[mb][nt][r * 2 + e];
@@ -306,7 +314,7 @@ for (int tile = 0; tile < ntiles; ++tile) {
   }
   // O += P V, 16 keys at a time; each V fragment serves the MB row blocks.
 #pragma unroll
-  for (int kc = 0; kc < BC / 16; ++kc) {
+  for (int kc = 0; kc < KCW; ++kc) {
     unsigned pa[MB][4];
 #pragma unroll
     for (int mb = 0; mb < MB; ++mb) {
@@ -315,7 +323,7 @@ for (int tile = 0; tile < ntiles; ++tile) {
       pa[mb][2] = $PACK(c[mb][2 * kc + 1][0], c[mb][2 * kc + 1][1]);
       pa[mb][3] = $PACK(c[mb][2 * kc + 1][2], c[mb][2 * kc + 1][3]);
     }
-    const int vrow = kc * 16 + ((lane >> 3) & 1) * 8 + (lane & 7);
+    const int vrow = (nt0 / 2 + kc) * 16 + ((lane >> 3) & 1) * 8 + (lane & 7);
 #pragma unroll
     for (int t = 0; t < OT; t += 2) {
       if (t + 1 < OT) {
@@ -339,6 +347,7 @@ for (int tile = 0; tile < ntiles; ++tile) {
   // only after every warp is done with it.
   __syncthreads();
 }
+if (!KS) {
 #pragma unroll
 for (int mb = 0; mb < MB; ++mb)
 #pragma unroll
@@ -354,6 +363,55 @@ for (int r = 0; r < 2; ++r) {
       *($T2 *)&out0[obase + i * $OSS + t * 8 + tq * 2] =
           $MAKE2(o[mb][t][r * 2] * inv, o[mb][t][r * 2 + 1] * inv);
   }
+}
+} else {
+// Each warp's running max, sum and unnormalized output rows go to shared
+// memory (the K tiles' space, free after the loop's last barrier); then
+// the block merges them: scale each by exp(m_w - m) for the rows' overall
+// max m, add, divide by the merged sum.
+constexpr int RB = 16 * MB;
+__shared__ float cm[NW][RB], cl[NW][RB];
+float *const co = reinterpret_cast<float *>(&ks[0][0][0]); // [NW][RB][DV]
+#pragma unroll
+for (int mb = 0; mb < MB; ++mb)
+#pragma unroll
+for (int r = 0; r < 2; ++r) {
+  float sum = l[mb][r];
+  sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+  sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+  const int ir = mb * 16 + g + r * 8;
+  if (tq == 0) {
+    cm[warp][ir] = m[mb][r];
+    cl[warp][ir] = sum;
+  }
+#pragma unroll
+  for (int t = 0; t < OT; ++t) {
+    co[(warp * RB + ir) * DV + t * 8 + tq * 2] = o[mb][t][r * 2];
+    co[(warp * RB + ir) * DV + t * 8 + tq * 2 + 1] = o[mb][t][r * 2 + 1];
+  }
+}
+__syncthreads();
+for (int x = tid; x < RB * (DV / 2); x += NTH) {
+  const int ir = x / (DV / 2), d = (x % (DV / 2)) * 2;
+  float mx = ninf;
+#pragma unroll
+  for (int w = 0; w < NW; ++w) mx = fmaxf(mx, cm[w][ir]);
+  float sum = 0.f, v0 = 0.f, v1 = 0.f;
+  if (mx != ninf) {
+#pragma unroll
+    for (int w = 0; w < NW; ++w) {
+      // A warp that saw no key of the row has max -inf: factor 0.
+      const float f = exp2f((cm[w][ir] - mx) * l2e);
+      sum += cl[w][ir] * f;
+      v0 += co[(w * RB + ir) * DV + d] * f;
+      v1 += co[(w * RB + ir) * DV + d + 1] * f;
+    }
+  }
+  const float inv = sum > 0.f ? 1.f / sum : 0.f;
+  const long long i = q0 + ir;
+  if (i < $SQ)
+    *($T2 *)&out0[obase + i * $OSS + d] = $MAKE2(v0 * inv, v1 * inv);
+}
 })";
 
 // Tile loads of the tensor-core body: 16-byte cp.async (zero-filled past
@@ -486,6 +544,24 @@ llvm::Error emitAttention(KernelBuilder &B) {
     Warps /= 2;
     Rows /= 2;
   }
+  // The tensor-core body: 64 keys per tile where two buffers of K and V
+  // fit the static shared memory, else 32.
+  int64_t TcKeys =
+      256 * (S.HeadDim + S.VHeadDim + 16) + 512 <= MaxStaticShared ? 64 : 32;
+  // A grid that still has too few blocks with one warp of 16 rows each
+  // (BERT at batch 1: 96) gives each block several warps that split every
+  // tile's keys (4 of 16 keys, or 2 of 16 with 32-key tiles) and merge
+  // their softmax sums at the end, through the K tiles' shared memory.
+  bool KeySplit = false;
+  if (Tc && Warps == 1 && GridBlocks(Rows) < MinAttentionBlocks) {
+    unsigned SplitWarps = TcKeys == 64 ? 4 : 2;
+    int64_t MergeBytes = int64_t(SplitWarps) * 16 * S.VHeadDim * 4;
+    int64_t KBytes = 2 * TcKeys * (S.HeadDim + 8) * 2;
+    if (MergeBytes <= KBytes && B.opts().BlockSize >= SplitWarps * 32) {
+      KeySplit = true;
+      Warps = SplitWarps;
+    }
+  }
   int64_t Blocks = (S.QLen + Rows - 1) / Rows;
   if (S.QHeads > 65535 || S.Batch > 65535 || Blocks > (int64_t(1) << 31) - 1)
     return nodeError(N, "too many heads, sequences or query rows for one "
@@ -510,7 +586,9 @@ llvm::Error emitAttention(KernelBuilder &B) {
           " Hkv=" + std::to_string(S.KvHeads) +
           " Sq=" + std::to_string(S.QLen) + " Sk=" + std::to_string(S.KvLen) +
           " D=" + std::to_string(S.HeadDim) +
-          " Dv=" + std::to_string(S.VHeadDim) + " " + dtypeName(T).str());
+          " Dv=" + std::to_string(S.VHeadDim) + " " + dtypeName(T).str() +
+          (KeySplit ? ", keys split over " + std::to_string(Warps) + " warps"
+                    : ""));
   auto QS = S.strides(S.QHeads, S.QLen, S.HeadDim);
   auto KS = S.strides(S.KvHeads, S.KvLen, S.HeadDim);
   auto VS = S.strides(S.KvHeads, S.KvLen, S.VHeadDim);
@@ -531,10 +609,8 @@ llvm::Error emitAttention(KernelBuilder &B) {
   bool Half = T == DType::F16;
   std::string T2 = Half ? "__half2" : "__nv_bfloat162";
   std::string Make2 = Half ? "__floats2half2_rn" : "__floats2bfloat162_rn";
-  // The tensor-core body: 64 keys per tile where two buffers of K and V
-  // fit the static shared memory, else 32; 16-byte copies where aligned.
-  int64_t TcKeys =
-      256 * (S.HeadDim + S.VHeadDim + 16) + 512 <= MaxStaticShared ? 64 : 32;
+  // 16-byte copies where aligned.
+
   auto Aligned8 = [](const std::array<int64_t, 4> &St, int64_t Off) {
     return Off % 8 == 0 && St[0] % 8 == 0 && St[1] % 8 == 0 && St[2] % 8 == 0;
   };
@@ -589,6 +665,7 @@ llvm::Error emitAttention(KernelBuilder &B) {
                      {"BC", std::to_string(Tc ? TcKeys : KeysPerTile)},
                      {"NW", std::to_string(Warps)},
                      {"MB", std::to_string(RowBlocks)},
+                     {"KSPLIT", KeySplit ? "true" : "false"},
                      {"RPW", std::to_string(RowsPerWarp)},
                      {"GROUP", L(S.QHeads / S.KvHeads)},
                      {"QOFF", L(Reads[0].Offset)},

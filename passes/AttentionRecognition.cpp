@@ -583,15 +583,24 @@ llvm::Expected<bool> AttentionRecognition::run(Graph &G, DecisionLog &Log) {
     }
     if (D && MinBlocks > 0) {
       const Shape &S = N->result(0)->type().Dims;
-      int64_t Blocks = -1;
+      int64_t Blocks = -1, Keys = -1;
       if (S[0].isStatic() && S[1].isStatic() && S[2].isStatic())
         Blocks = S[0].size() * S[1].size() * ((S[2].size() + 63) / 64);
-      if (Blocks < MinBlocks)
+      if (S[3].isStatic())
+        Keys = S[3].size();
+      bool Short = ShortKeys > 0 && Keys >= 0 && Keys <= ShortKeys;
+      if (Blocks < MinBlocks && !Short)
         D = Decision::no(
             "automatic attention fusion: " +
             (Blocks < 0 ? std::string("scores without static B, H, Sq")
                         : "B*H*ceil(Sq/64) = " + std::to_string(Blocks)) +
             " blocks, below " + std::to_string(MinBlocks) +
+            (ShortKeys > 0
+                 ? ", with " +
+                       (Keys < 0 ? std::string("a dynamic")
+                                 : std::to_string(Keys)) +
+                       " keys (above " + std::to_string(ShortKeys) + ")"
+                 : std::string()) +
             " (too few to fill the GPU; --fuse-attention forces it)");
     }
     int64_t Id = -1;

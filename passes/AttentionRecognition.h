@@ -43,10 +43,13 @@ public:
   /// unfused (the GPU kernels take up to 128). MinBlocks > 0 (the automatic
   /// mode): attention whose scores [B,H,Sq,Sk] give fewer than MinBlocks
   /// blocks of 64 query rows, B*H*ceil(Sq/64), is left unfused (too few to
-  /// fill the GPU: the unfused matmuls were measured faster there).
+  /// fill the GPU: the unfused matmuls were measured faster there) unless
+  /// it has at most ShortKeys keys (small grids split short key ranges
+  /// over a block's warps and win; long ones still lose).
   explicit AttentionRecognition(FusionState &State, int64_t MaxHeadDim = 0,
-                                int64_t MinBlocks = 0)
-      : State(State), MaxHeadDim(MaxHeadDim), MinBlocks(MinBlocks) {}
+                                int64_t MinBlocks = 0, int64_t ShortKeys = 0)
+      : State(State), MaxHeadDim(MaxHeadDim), MinBlocks(MinBlocks),
+        ShortKeys(ShortKeys) {}
   llvm::StringRef name() const override { return "attention-recognition"; }
   llvm::Expected<bool> run(Graph &G, DecisionLog &Log) override;
 
@@ -54,11 +57,15 @@ private:
   FusionState &State;
   int64_t MaxHeadDim;
   int64_t MinBlocks;
+  int64_t ShortKeys;
 };
 
-/// The automatic mode's threshold (PipelineOptions::AutoAttention): about
-/// one block per SM of an H100 (132).
+/// The automatic mode's thresholds (PipelineOptions::AutoAttention): about
+/// one block per SM of an H100 (132), or keys few enough for a small grid
+/// (H100, BERT-base fp16: fused 1x128, 2x256 and 4x128 ran 0.61-0.89x of
+/// unfused, 1x512 1.45x; bench/RESULTS.md).
 constexpr int64_t AutoAttentionMinBlocks = 128;
+constexpr int64_t AutoAttentionShortKeys = 256;
 
 } // namespace solder
 

@@ -123,7 +123,8 @@ std::vector<Stage> buildStages(const PipelineOptions &Opts,
           Fusion, Opts.TargetGpu ? MaxAttentionHeadDim : 0));
     else if (Opts.AutoAttention && Opts.TargetGpu && Reduced)
       S.back().Passes.push_back(std::make_unique<AttentionRecognition>(
-          Fusion, MaxAttentionHeadDim, AutoAttentionMinBlocks));
+          Fusion, MaxAttentionHeadDim, AutoAttentionMinBlocks,
+          AutoAttentionShortKeys));
     S.back().Passes.push_back(std::make_unique<HorizontalMatMulFusion>(Fusion));
     S.back().Passes.push_back(std::make_unique<EpilogueFusion>(Fusion));
     S.back().Passes.push_back(std::make_unique<LoopFusion>(Fusion));

@@ -40,9 +40,11 @@ struct PipelineOptions {
   bool FuseAttention = false;
   /// Without FuseAttention: fp16/bf16 plans for the GPU fuse attention
   /// where it is measured faster, i.e. where its kernel's grid has at
-  /// least AutoAttentionMinBlocks blocks of 64 query rows, B*H*ceil(Sq/64)
-  /// (H100, BERT-base: 17-20% faster at 8x256 and 32x512, 20% slower at
-  /// 1x512 = 96 blocks; bench/RESULTS.md). `--no-fuse-attention` clears it.
+  /// least AutoAttentionMinBlocks blocks of 64 query rows, B*H*ceil(Sq/64),
+  /// or at most AutoAttentionShortKeys keys (H100, BERT-base: 17-20% faster
+  /// at 8x256 and 32x512, faster at 1x128, 2x256 and 4x128 too, 45% slower
+  /// at 1x512 = 96 blocks of 512 keys; bench/RESULTS.md).
+  /// `--no-fuse-attention` clears it.
   bool AutoAttention = true;
   /// `--gemm-kernels`: not read by any pass; carried to the GPU plan
   /// builder (PlanOptions::Gemm) by the tools that build plans from a

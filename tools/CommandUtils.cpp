@@ -234,7 +234,8 @@ FusionFlags::FusionFlags(cl::SubCommand &Sub, cl::OptionCategory &Cat)
                    "op (one generated flash-attention kernel on the GPU). "
                    "Without it, fp16/bf16 GPU plans fuse only attention "
                    "whose kernel grid fills the GPU (B*H*ceil(Sq/64) >= "
-                   "128), where it was measured faster"),
+                   "128) or that has at most 256 keys, where it was "
+                   "measured faster"),
           cl::sub(Sub), cl::cat(Cat)),
       NoFuseAttention("no-fuse-attention",
                       cl::desc("Fuse no attention, not even the automatic "

@@ -134,9 +134,9 @@ struct CompileOptions {
   /// algorithms are chosen by loadOnDevice as before.
   bool Tune = false;
   /// Without FuseAttention: fp16/bf16 plans fuse attention where its
-  /// kernel's grid fills the GPU (B*H*ceil(Sq/64) >= 128 blocks), where it
-  /// was measured faster; fp32 plans never. `--no-fuse-attention` clears
-  /// it.
+  /// kernel's grid fills the GPU (B*H*ceil(Sq/64) >= 128 blocks) or it has
+  /// at most 256 keys, where it was measured faster; fp32 plans never.
+  /// `--no-fuse-attention` clears it.
   bool AutoAttention = true;
   /// Resource limits against hostile models (see ir/SizeLimits.h):
   /// constant folding leaves a node unfolded when a result would exceed

@@ -65,10 +65,23 @@ TEST(AttentionEmitter, BoolMaskAndCausalLimitTheKeys) {
   EXPECT_TRUE(contains(S, "__floats2half2_rn(o[mb][t][r * 2] * inv")) << S;
   // A [40, 40] mask varies along the rows: read per score, not staged.
   EXPECT_FALSE(contains(S, "mk[buf]")) << S;
-  // Two heads of 40 rows would be 2 blocks of 64 rows: one warp (16 rows)
-  // per block instead.
-  EXPECT_EQ(onlyKernel(*G).Block, (std::array<unsigned, 3>{32, 1, 1}));
+  // Two heads of 40 rows would be 2 blocks of 64 rows: 16 rows per block
+  // instead, and still only 6 blocks, so 4 warps split each tile's keys
+  // and merge their sums.
+  EXPECT_EQ(onlyKernel(*G).Block, (std::array<unsigned, 3>{128, 1, 1}));
   EXPECT_EQ(onlyKernel(*G).Grid, (std::array<unsigned, 3>{3, 2, 1}));
+  EXPECT_TRUE(contains(S, "constexpr bool KS = true;")) << S;
+  EXPECT_TRUE(contains(onlyKernel(*G).Summary, "keys split over 4 warps"));
+}
+
+TEST(AttentionEmitter, FullGridsDoNotSplitKeys) {
+  // Twin: 32 x 12 heads of 128 rows fill the GPU; each warp owns its rows.
+  auto G = solder::testing::parseBody(
+      body("f16", "[32,12,128,64]", "[32,12,128,64]", "f16[32,1,1,128]", ""));
+  ASSERT_TRUE(G);
+  const std::string S = onlyKernel(*G).Source;
+  EXPECT_TRUE(contains(S, "constexpr bool KS = false;")) << S;
+  EXPECT_FALSE(contains(onlyKernel(*G).Summary, "keys split"));
 }
 
 TEST(AttentionEmitter, KeyPaddingMasksAreStagedPerTile) {

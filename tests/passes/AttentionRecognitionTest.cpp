@@ -303,10 +303,32 @@ TEST(AttentionRecognition, AutomaticModeNeedsEnoughBlocks) {
   }
 }
 
+TEST(AttentionRecognition, ShortKeysFuseASmallGridLongOnesDoNot) {
+  // FourDim: 6 blocks, 6 keys. With a short-key bound of 6 it is fused;
+  // with 5 (its keys now "long") it is left alone and the reason says both.
+  for (int64_t Short : {6, 5}) {
+    auto G = parseOrDie(FourDim);
+    ASSERT_TRUE(G);
+    FusionState State({});
+    AttentionRecognition P(State, /*MaxHeadDim=*/0, /*MinBlocks=*/7, Short);
+    DecisionLog Log;
+    llvm::Expected<bool> Changed = P.run(*G, Log);
+    ASSERT_TRUE(bool(Changed)) << llvm::toString(Changed.takeError());
+    EXPECT_EQ(*Changed, Short == 6);
+    ASSERT_EQ(Log.records().size(), 1u);
+    if (Short == 5) {
+      EXPECT_EQ(Log.records()[0].Reason,
+                "automatic attention fusion: B*H*ceil(Sq/64) = 6 blocks, "
+                "below 7, with 6 keys (above 5) (too few to fill the GPU; "
+                "--fuse-attention forces it)");
+    }
+  }
+}
+
 TEST(AttentionRecognition, PipelineFusesAutomaticallyOnlyReducedGpuPlans) {
   // The pipeline's automatic mode runs attention-recognition for fp16/bf16
-  // GPU plans (FourDim is too small: the decision says so) and not for
-  // fp32 ones or with AutoAttention off.
+  // GPU plans (FourDim's few keys make it fuse despite its small grid) and
+  // not for fp32 ones or with AutoAttention off.
   struct Case {
     Precision Prec;
     bool Auto;
@@ -325,10 +347,9 @@ TEST(AttentionRecognition, PipelineFusesAutomaticallyOnlyReducedGpuPlans) {
     std::vector<DecisionRecord> Decisions;
     PO.Decisions = &Decisions;
     ASSERT_FALSE(bool(runPipeline(*G, PO)));
+    // FourDim has 6 keys: a short key range, fused despite its 6 blocks.
     bool Noted = llvm::any_of(Decisions, [](const DecisionRecord &D) {
-      return D.Pass == "attention-recognition" &&
-             llvm::StringRef(D.Reason).startswith(
-                 "automatic attention fusion: B*H*ceil(Sq/64) = 6 blocks");
+      return D.Pass == "attention-recognition" && D.Applied;
     });
     EXPECT_EQ(Noted, C.Expect) << precisionName(C.Prec).str() << " " << C.Auto;
   }
