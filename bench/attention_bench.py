@@ -9,7 +9,7 @@ padding mask, Softmax, P V, heads merged) is timed with `solder bench`:
 
   solder fused     --fuse-attention: one generated kernel reading Q, K and V
                    straight out of the packed input
-  solder unfused   the same model without --fuse-attention (batched
+  solder unfused   the same model with --no-fuse-attention (batched
                    cuBLASLt matmuls and a fused softmax kernel)
 
 against torch.nn.functional.scaled_dot_product_attention on [B, 12, S, 64]
@@ -80,8 +80,8 @@ def solder_ms(solder, path, fused, iters, cache):
     cmd = [solder, "bench", path, "--json", "--iters", str(iters),
            "--warmup", "10", "--precision", "fp16", "--io-precision",
            "compute", "--cache-dir", cache]
-    if fused:
-        cmd.append("--fuse-attention")
+    # Unfused must say so: the automatic mode fuses short or large cases.
+    cmd.append("--fuse-attention" if fused else "--no-fuse-attention")
     out = run(cmd)
     r = json.loads(out.strip().splitlines()[-1])
     return r["median_ms"], r["steps_per_run"]

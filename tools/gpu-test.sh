@@ -23,8 +23,9 @@
 #      (tools/gpu-sanitize.sh; SOLDER_SKIP_SANITIZER=1 skips it);
 #   4c. the Python module with PyTorch (tests/python/test_gpu.py: ResNet-50
 #      and a small BERT on torch CUDA tensors, zero copy, call overhead);
-#   5. the benchmark (bench/run_bench.py) and the attention micro-benchmark
-#      (bench/attention_bench.py), unless SOLDER_SKIP_BENCH=1.
+#   5. the benchmark (bench/run_bench.py) and the attention and GEMM
+#      micro-benchmarks (bench/attention_bench.py, bench/gemm_bench.py),
+#      unless SOLDER_SKIP_BENCH=1.
 # Prints a summary; exits 1 when any step failed.
 #
 # Usage: tools/gpu-test.sh [BUILD_DIR]
@@ -306,6 +307,13 @@ if [ "${SOLDER_SKIP_BENCH:-0}" != 1 ]; then
     echo "attention bench done"
   else
     FAILED+=("attention bench")
+  fi
+  step "GEMM micro-benchmark"
+  if PYTHONUNBUFFERED=1 python3 bench/gemm_bench.py --solder "$SOLDER" \
+       2>&1 | tee "$LOGS/gemm_bench.log"; then
+    echo "gemm bench done"
+  else
+    FAILED+=("gemm bench")
   fi
 fi
 
