@@ -14,7 +14,10 @@
 // generated kernel must win by 5%, and the plan with the chosen ones must
 // then also beat the library plan as a whole, else none is kept (the note
 // says so). Inputs are zeros (valid indices for embedding lookups; the
-// timings do not depend on the values).
+// timings do not depend on the values). The outcome is cached on disk
+// beside the compiled kernels (<cache>/tuning/<sha256 of the graph's IR
+// text, both plans' kernels, the GPU's name and NVRTC's version>), so a
+// second compile of the same model on the same GPU model times nothing.
 //
 //===----------------------------------------------------------------------===//
 #ifndef SOLDER_RUNTIME_CUDA_GEMMTUNING_H

@@ -535,8 +535,9 @@ TEST(GpuRuntimeTest, GeneratedGemmMatchesReference) {
 
 TEST(GpuRuntimeTest, TunedGemmChoiceIsRecordedAndReloads) {
   // compile with Tune times both ways of each matmul group on this GPU:
-  // the fusion report (RunsAs) carries both times, the plan file keeps
-  // the choice, and the reloaded plan runs it without tuning again.
+  // the fusion report (RunsAs) carries both times, a second compile reuses
+  // them from the cache, the plan file keeps the choice, and the reloaded
+  // plan runs it without tuning again.
   SKIP_WITHOUT_GPU();
   std::string Text = gemmGroupGraph("f16", 1, 128, 768, 768, "ln", false);
   auto G = parseOrFail(Text);
@@ -552,6 +553,18 @@ TEST(GpuRuntimeTest, TunedGemmChoiceIsRecordedAndReloads) {
   for (const PlanGroup &Grp : (*M)->plan().Groups)
     Noted |= llvm::StringRef(Grp.RunsAs).contains("tuned: generated GEMM");
   EXPECT_TRUE(Noted);
+  // A second compile of the same graph reuses the cached timings.
+  {
+    auto Again = parseOrFail(Text);
+    ASSERT_TRUE(Again);
+    auto M2 = CompiledModel::compileGraph(*Again, CO);
+    ASSERT_TRUE(bool(M2)) << llvm::toString(M2.takeError());
+    bool Cached = false;
+    for (const PlanGroup &Grp : (*M2)->plan().Groups)
+      Cached |= llvm::StringRef(Grp.RunsAs).contains("(cached)");
+    EXPECT_TRUE(Cached);
+    EXPECT_EQ((*M2)->plan().Steps.size(), (*M)->plan().Steps.size());
+  }
   std::string Path = testCacheDir() + "/tuned_gemm.plan";
   ASSERT_FALSE(bool((*M)->savePlan(Path)));
   auto L = CompiledModel::loadPlan(Path);
