@@ -251,6 +251,31 @@ std::vector<GroupCase> contractionGroupCases() {
   output %s
 })",
        {"conv", "sigmoid"}},
+      // SiLU exported as x * sigmoid(x): the diamond after the library's
+      // bias is one rest kernel reading the library result once.
+      {"conv+bias+silu diamond",
+       R"(graph "g" opset 17 {
+  input %x : f32[2,3,8,8]
+  input %w : f32[6,3,3,3]
+  input %b0 : f32[6]
+  %c = Conv(%x, %w, %b0) {pads = [1, 1, 1, 1]} : f32[2,6,8,8] @"conv"
+  %s = Sigmoid(%c) : f32[2,6,8,8] @"sigmoid"
+  %y = Mul(%c, %s) : f32[2,6,8,8] @"silu"
+  output %y
+})",
+       {"conv", "sigmoid", "silu"}},
+      {"matmul+bias+silu diamond",
+       R"(graph "g" opset 17 {
+  input %a : f32[2,5,16]
+  input %b : f32[16,24]
+  input %bias : f32[24]
+  %m = MatMul(%a, %b) : f32[2,5,24] @"mm"
+  %x = Add(%m, %bias) : f32[2,5,24] @"add_bias"
+  %s = Sigmoid(%x) : f32[2,5,24] @"sigmoid"
+  %y = Mul(%s, %x) : f32[2,5,24] @"silu"
+  output %y
+})",
+       {"mm", "add_bias", "sigmoid", "silu"}},
       // Batched matmuls reading the heads straight out of a packed QKV
       // projection and writing merged heads: pointer-array batches above
       // one sequence, a strided batch of heads at one.
