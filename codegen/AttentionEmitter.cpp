@@ -26,8 +26,6 @@
 #include "codegen/EmitterUtils.h"
 #include "ir/AttentionSpec.h"
 #include "ir/StridedView.h"
-#include "llvm/Support/Format.h"
-#include "llvm/Support/raw_ostream.h"
 #include <cmath>
 #include <utility>
 
@@ -43,16 +41,6 @@ constexpr int64_t MinAttentionBlocks = 256;
 /// Static shared memory a block may use.
 constexpr int64_t MaxStaticShared = 48 * 1024;
 constexpr int MaxHeadDim = MaxAttentionHeadDim;
-
-std::string floatLiteral(double V) {
-  std::string S;
-  llvm::raw_string_ostream OS(S);
-  OS << llvm::format("%.9g", V);
-  OS.flush();
-  if (S.find_first_of(".e") == std::string::npos)
-    S += ".0";
-  return S + "f";
-}
 
 // The kernel body; $LOAD_Q(x) etc. are replaced by the storage type's load.
 const char *const Body =
@@ -692,12 +680,7 @@ llvm::Error emitAttention(KernelBuilder &B) {
                      {"LOAD", Load},
                      {"STORE", Store}});
   auto Kernel = B.beginKernel();
-  llvm::StringRef Rest = Text;
-  while (!Rest.empty()) {
-    auto [Line, Tail] = Rest.split('\n');
-    P.line(Line);
-    Rest = Tail;
-  }
+  printLines(P, Text);
   B.setGrid({unsigned(std::max<int64_t>(Blocks, 1)), unsigned(S.QHeads),
              unsigned(S.Batch)},
             Warps * 32);

@@ -213,6 +213,10 @@ emitFusedReduction(const Node &Group, llvm::ArrayRef<const Node *> Members,
 /// $QS never eats the start of $QSB). TensorCoreSupport.cpp.
 std::string substitute(std::string Text,
                        std::vector<std::pair<std::string, std::string>> Vars);
+/// V as a float literal that reads back as the same float ("0.125f").
+std::string floatLiteral(double V);
+/// Prints Text (lines separated by '\n') into the kernel, one line each.
+void printLines(CudaPrinter &P, llvm::StringRef Text);
 /// The mma.sync/ldmatrix/cp.async helpers for f16 or bf16 operands.
 std::string mmaHelpers(DType T);
 /// Distributed shared memory reads and the cluster barrier (sm_90; uses

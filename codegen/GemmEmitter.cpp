@@ -8,10 +8,11 @@
 //
 //   * a block owns a BM x BN tile of D (rows of A flattened over its leading
 //     dims), its WM x WN warps a TM x TN part each; K is walked in steps of
-//     32 through a STAGES-deep ring of shared-memory tiles filled by 16-byte
-//     cp.async (zero-filled past the edges), so the next tiles load while
-//     this one is multiplied; rows are padded by 16 bytes so ldmatrix's
-//     eight row addresses hit distinct banks;
+//     32 (64 for the small tiles of latency-bound shapes) through a ring of
+//     3 to 6 shared-memory stages filled by 16-byte cp.async (zero-filled
+//     past the edges), so the next tiles load while this one is multiplied;
+//     rows are padded by 16 bytes so ldmatrix's eight row addresses hit
+//     distinct banks;
 //   * fragments come from ldmatrix (B's through .trans when B is [K, N]),
 //     products from mma.sync m16n8k16 with fp32 accumulators;
 //   * the epilogue is printed from the group's body by FusedValueEmitter,
@@ -37,8 +38,6 @@
 #include "codegen/FusedValueEmitter.h"
 #include "ir/FusedGroup.h"
 #include "ir/OpRegistry.h"
-#include "llvm/Support/Format.h"
-#include "llvm/Support/raw_ostream.h"
 
 namespace solder {
 
@@ -210,22 +209,16 @@ Tile chooseTile(const GemmShape &S) {
     return ((S.M + T.BM - 1) / T.BM) * ((S.N + T.BN - 1) / T.BN);
   };
   // Largest first; every tile divides its A and B stages evenly into
-  // 16-byte chunks per thread.
-  std::vector<Tile> Options = S.Norm || S.N > 64
-                                  ? std::vector<Tile>{{128, 128, 2, 4},
-                                                      {64, 128, 2, 4},
-                                                      {32, 128, 1, 4},
-                                                      {16, 128, 1, 4}}
-                                  : std::vector<Tile>{{128, 64, 4, 2},
-                                                      {64, 64, 2, 2},
-                                                      {32, 64, 1, 2},
-                                                      {16, 64, 1, 2}};
-  if (!S.Norm && S.N > 64) {
-    Options.pop_back();
-    Options.push_back({64, 64, 2, 2});
-    Options.push_back({32, 64, 1, 2});
-    Options.push_back({16, 64, 1, 2});
-  }
+  // 16-byte chunks per thread. A row normalization keeps 128 columns per
+  // block (its cluster spans the row); wide products fall back to 64.
+  static const std::vector<Tile> Rows = {
+      {128, 128, 2, 4}, {64, 128, 2, 4}, {32, 128, 1, 4}, {16, 128, 1, 4}};
+  static const std::vector<Tile> Wide = {{128, 128, 2, 4}, {64, 128, 2, 4},
+                                         {32, 128, 1, 4},  {64, 64, 2, 2},
+                                         {32, 64, 1, 2},   {16, 64, 1, 2}};
+  static const std::vector<Tile> Narrow = {
+      {128, 64, 4, 2}, {64, 64, 2, 2}, {32, 64, 1, 2}, {16, 64, 1, 2}};
+  const std::vector<Tile> &Options = S.Norm ? Rows : S.N > 64 ? Wide : Narrow;
   for (const Tile &T : Options)
     if (Blocks(T) >= FillBlocks)
       return T;
@@ -404,24 +397,6 @@ const char *const BLdNK = "((wn * TN + (lane >> 4) * 8 + (lane & 7)) * BP + "
                           "((lane >> 3) & 1) * 8) * 2";
 const char *const BFragNK = "solder_ldm_x4_u(r, b_s + (nt * 8 * BP + kk) * 2);";
 
-std::string floatLit(double V) {
-  std::string S;
-  llvm::raw_string_ostream OS(S);
-  OS << llvm::format("%.9g", V);
-  OS.flush();
-  if (S.find_first_of(".en") == std::string::npos)
-    S += ".0";
-  return S + "f";
-}
-
-void printLines(CudaPrinter &P, llvm::StringRef Text) {
-  while (!Text.empty()) {
-    auto [Line, Tail] = Text.split('\n');
-    P.line(Line);
-    Text = Tail;
-  }
-}
-
 } // namespace
 
 std::string generatedGemmUnsupported(const Node &Group, unsigned SmVersion) {
@@ -476,20 +451,10 @@ llvm::Expected<GeneratedKernel> emitGeneratedGemm(const Node &Group,
     AfterNorm.push_back(S.Norm && V->producer() &&
                         PosOf(V->producer()) >= NormPos);
   }
-  // The anchor reads A and B itself; the epilogue reads the rest.
-  llvm::DenseSet<const Node *> Epi;
-  for (const Node *N : Nodes)
-    if (N != S.Anchor && N != S.Norm)
-      Epi.insert(N);
-  std::vector<const Value *> Roots = OutBody;
-  std::vector<const Value *> Reads;
-  {
-    llvm::DenseSet<const Node *> Computable = Epi;
-    Computable.insert(S.Anchor);
-    if (S.Norm)
-      Computable.insert(S.Norm);
-    Reads = externalReads(Group, Roots, Computable);
-  }
+  // The kernel computes every member: it reads the group's operands (A
+  // and B among them) and constants.
+  std::vector<const Value *> Reads = externalReads(
+      Group, OutBody, llvm::DenseSet<const Node *>(Nodes.begin(), Nodes.end()));
 
   CodegenOptions O = groupOptions(Group, Opts);
   O.BlockSize = Threads;
@@ -575,9 +540,6 @@ llvm::Expected<GeneratedKernel> emitGeneratedGemm(const Node &Group,
     for (size_t I = 0; I < Reads.size(); ++I)
       VE.setParam(Reads[I], InParams[I]);
 
-    // Prints the loops over this thread's accumulator elements, with `row`,
-    // `col` and `a` (the accumulator) defined; Fn prints the body, inside
-    // `if (row < M && col < N)` when Guard.
     // Interior tiles need no bounds test; leaving it out when every tile
     // is interior lets the compiler issue the epilogue's loads (bias,
     // residual) together instead of one guarded load at a time.
@@ -588,12 +550,12 @@ llvm::Expected<GeneratedKernel> emitGeneratedGemm(const Node &Group,
     const bool Pairs = !Edges && S.N % 2 == 0;
     // Prints the loops over this thread's accumulator elements, with `row`,
     // `col` and `a` (the accumulator) defined; Fn prints the body, inside
-    // `if (row < M && col < N)` when Guard (and some tile has an edge).
-    // With Pairs, a result Fn computes goes to `sv<R>[e]` and is stored
-    // after the pair's second element (Late: the results after the
-    // normalization).
+    // `if (row < M && col < N)` when some tile has an edge (then `else
+    // Else` for the elements outside). With Pairs, a result Fn computes goes to
+    // `sv<R>[e]` and is stored after the pair's second element (Late: the
+    // results after the normalization).
     auto ForElements =
-        [&](bool Guard, const std::string &Else, bool Late,
+        [&](const std::string &Else, bool Late,
             llvm::function_ref<llvm::Error(const Coords &)> Fn) -> llvm::Error {
       P.line("#pragma unroll");
       auto L1 = P.scope("for (int mt = 0; mt < MT; ++mt)");
@@ -618,9 +580,8 @@ llvm::Expected<GeneratedKernel> emitGeneratedGemm(const Node &Group,
         auto L4 = P.scope("for (int e = 0; e < 2; ++e)");
         P.line("const int col = n0 + wn * TN + nt * 8 + tq * 2 + e;");
         P.line("float &a = acc[mt][nt][h * 2 + e];");
-        Guard &= Edges;
         std::optional<CudaPrinter::Scope> G;
-        if (Guard)
+        if (Edges)
           G.emplace(P.scope("if (row < M && col < N)"));
         VE.pushScope();
         Coords C = VE.delinearize("row", Lead);
@@ -629,7 +590,7 @@ llvm::Expected<GeneratedKernel> emitGeneratedGemm(const Node &Group,
         E = Fn(C);
         VE.popScope();
         G.reset();
-        if (Guard && !Else.empty())
+        if (Edges && !Else.empty())
           P.line("else " + Else);
       }
       if (Pairs)
@@ -651,7 +612,7 @@ llvm::Expected<GeneratedKernel> emitGeneratedGemm(const Node &Group,
     auto Product = [&](const Coords &C) -> llvm::Error {
       std::string V = "a";
       if (S.Alpha != 1.0f)
-        V = "(" + floatLit(S.Alpha) + " * a)";
+        V = "(" + floatLiteral(S.Alpha) + " * a)";
       if (S.C && S.Beta != 0.0f) {
         auto CC = VE.broadcastCoords(*S.Anchor, S.C, S.ResultDims, C);
         if (!CC)
@@ -659,7 +620,7 @@ llvm::Expected<GeneratedKernel> emitGeneratedGemm(const Node &Group,
         auto CV = VE.compute(S.C, *CC);
         if (!CV)
           return CV.takeError();
-        V = "(" + V + " + " + floatLit(S.Beta) + " * " + *CV + ")";
+        V = "(" + V + " + " + floatLiteral(S.Beta) + " * " + *CV + ")";
       }
       VE.remember(AnchorOut, C, V);
       return llvm::Error::success();
@@ -682,7 +643,7 @@ llvm::Expected<GeneratedKernel> emitGeneratedGemm(const Node &Group,
     };
 
     if (!S.Norm) {
-      return ForElements(true, "", false, [&](const Coords &C) -> llvm::Error {
+      return ForElements("", false, [&](const Coords &C) -> llvm::Error {
         if (auto E = Product(C))
           return E;
         return StoreResults(C, false);
@@ -692,20 +653,20 @@ llvm::Expected<GeneratedKernel> emitGeneratedGemm(const Node &Group,
     // Pass 1: the normalized value X (pre-norm results stored), kept in
     // the accumulator; 0 outside the matrix so it adds nothing.
     const Value *X = S.Norm->operand(0);
-    if (auto E = ForElements(true, "a = 0.f;", false,
-                             [&](const Coords &C) -> llvm::Error {
-                               if (auto E = Product(C))
-                                 return E;
-                               auto XV = VE.compute(X, C);
-                               if (!XV)
-                                 return XV.takeError();
-                               P.line("const float xval = " + *XV + ";");
-                               VE.remember(X, C, "xval");
-                               if (auto E = StoreResults(C, false))
-                                 return E;
-                               P.line("a = xval;");
-                               return llvm::Error::success();
-                             }))
+    if (auto E =
+            ForElements("a = 0.f;", false, [&](const Coords &C) -> llvm::Error {
+              if (auto E = Product(C))
+                return E;
+              auto XV = VE.compute(X, C);
+              if (!XV)
+                return XV.takeError();
+              P.line("const float xval = " + *XV + ";");
+              VE.remember(X, C, "xval");
+              if (auto E = StoreResults(C, false))
+                return E;
+              P.line("a = xval;");
+              return llvm::Error::success();
+            }))
       return E;
     bool Rms = S.Norm->kind() == OpKind::RMSNormalization;
     double Eps = S.Norm->attrs().getFloat("epsilon", 1e-5);
@@ -764,42 +725,42 @@ llvm::Expected<GeneratedKernel> emitGeneratedGemm(const Node &Group,
       }
       P.line("__syncthreads();");
     };
-    std::string InvN = floatLit(1.0 / double(S.N));
+    std::string InvN = floatLiteral(1.0 / double(S.N));
     if (Rms) {
-      RowSum("a * a", 1, "rsqrtf(t * " + InvN + " + " + floatLit(Eps) + ")");
+      RowSum("a * a", 1,
+             "rsqrtf(t * " + InvN + " + " + floatLiteral(Eps) + ")");
     } else {
       RowSum("a", 0, "t * " + InvN);
       RowSum("(a - stat[0][lrow]) * (a - stat[0][lrow])", 1,
-             "rsqrtf(t * " + InvN + " + " + floatLit(Eps) + ")");
+             "rsqrtf(t * " + InvN + " + " + floatLiteral(Eps) + ")");
     }
     // Pass 2: normalize, the rest of the epilogue, store.
-    if (auto E =
-            ForElements(true, "", true, [&](const Coords &C) -> llvm::Error {
-              VE.remember(X, C, "a");
-              std::string Y = Rms ? "(a * stat[1][lrow])"
-                                  : "((a - stat[0][lrow]) * stat[1][lrow])";
-              const Value *Scale = S.Norm->operand(1);
-              auto SC = VE.broadcastCoords(*S.Norm, Scale, S.ResultDims, C);
-              if (!SC)
-                return SC.takeError();
-              auto SV = VE.compute(Scale, *SC);
-              if (!SV)
-                return SV.takeError();
-              Y = "(" + Y + " * " + *SV + ")";
-              if (!Rms && S.Norm->numOperands() > 2 && S.Norm->operand(2)) {
-                const Value *Bias = S.Norm->operand(2);
-                auto BC = VE.broadcastCoords(*S.Norm, Bias, S.ResultDims, C);
-                if (!BC)
-                  return BC.takeError();
-                auto BV = VE.compute(Bias, *BC);
-                if (!BV)
-                  return BV.takeError();
-                Y = "(" + Y + " + " + *BV + ")";
-              }
-              P.line("const float yval = " + Y + ";");
-              VE.remember(S.Norm->result(0), C, "yval");
-              return StoreResults(C, true);
-            }))
+    if (auto E = ForElements("", true, [&](const Coords &C) -> llvm::Error {
+          VE.remember(X, C, "a");
+          std::string Y = Rms ? "(a * stat[1][lrow])"
+                              : "((a - stat[0][lrow]) * stat[1][lrow])";
+          const Value *Scale = S.Norm->operand(1);
+          auto SC = VE.broadcastCoords(*S.Norm, Scale, S.ResultDims, C);
+          if (!SC)
+            return SC.takeError();
+          auto SV = VE.compute(Scale, *SC);
+          if (!SV)
+            return SV.takeError();
+          Y = "(" + Y + " * " + *SV + ")";
+          if (!Rms && S.Norm->numOperands() > 2 && S.Norm->operand(2)) {
+            const Value *Bias = S.Norm->operand(2);
+            auto BC = VE.broadcastCoords(*S.Norm, Bias, S.ResultDims, C);
+            if (!BC)
+              return BC.takeError();
+            auto BV = VE.compute(Bias, *BC);
+            if (!BV)
+              return BV.takeError();
+            Y = "(" + Y + " + " + *BV + ")";
+          }
+          P.line("const float yval = " + Y + ";");
+          VE.remember(S.Norm->result(0), C, "yval");
+          return StoreResults(C, true);
+        }))
       return E;
     // No block leaves while a peer may still read its shared memory.
     if (Cluster > 1)

@@ -1,10 +1,13 @@
 //===- TensorCoreSupport.cpp - What the tensor-core emitters share -------===//
 //
-// The inline-PTX helpers of the mma.sync kernels (attention, GEMM) and the
-// `$NAME` template substitution their kernel texts use.
+// The inline-PTX helpers of the mma.sync kernels (attention, GEMM), and
+// what printing their kernel texts takes: `$NAME` substitution, float
+// literals, multi-line text into the printer.
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/EmitterUtils.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/raw_ostream.h"
 #include <algorithm>
 
 namespace solder {
@@ -108,6 +111,24 @@ std::string substitute(std::string Text,
       Text.replace(P, Key.size(), Value);
   }
   return Text;
+}
+
+std::string floatLiteral(double V) {
+  std::string S;
+  llvm::raw_string_ostream OS(S);
+  OS << llvm::format("%.9g", V);
+  OS.flush();
+  if (S.find_first_of(".en") == std::string::npos)
+    S += ".0";
+  return S + "f";
+}
+
+void printLines(CudaPrinter &P, llvm::StringRef Text) {
+  while (!Text.empty()) {
+    auto [Line, Tail] = Text.split('\n');
+    P.line(Line);
+    Text = Tail;
+  }
 }
 
 std::string mmaHelpers(DType T) {
