@@ -320,14 +320,8 @@ static Error bench(json::Object &Out) {
   Opts.AllowTF32 = BenchTF32;
   if (Error E = BenchPrecision.apply(Opts.Prec, Opts.ComputeIo, Opts.Layout))
     return E;
-  Opts.NoFusion = BenchFusion.noFusion();
-  Opts.FuseAttention = BenchFusion.fuseAttention();
-  Expected<GemmKernels> Gemm = BenchFusion.gemmKernels();
-  if (!Gemm)
-    return Gemm.takeError();
-  Opts.Gemm = *Gemm;
-  Opts.AutoAttention = BenchFusion.autoAttention();
-  Opts.DisabledFusions = BenchFusion.disabledFusions();
+  if (Error E = BenchFusion.apply(Opts))
+    return E;
   Opts.DefaultDimNotes = &BenchVerbosity.notes();
   std::unique_ptr<PhaseDisplay> Display = BenchVerbosity.makeDisplay();
   BenchVerbosity.apply(Opts, *Display);

@@ -2,6 +2,7 @@
 #include "tools/CommandUtils.h"
 #include "frontend/ModelSummary.h"
 #include "passes/Pipeline.h"
+#include "tools/GpuCommands.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSwitch.h"
@@ -283,14 +284,28 @@ Error FusionFlags::check(const Graph &G) const {
   return checkDisabledFusions(disabledFusions(), G);
 }
 
-void FusionFlags::apply(PipelineOptions &PO) const {
+Error FusionFlags::apply(PipelineOptions &PO) const {
+  Expected<GemmKernels> G = gemmKernels();
+  if (!G)
+    return G.takeError();
   PO.NoFusion = NoFusion;
   PO.FuseAttention = FuseAttention;
   PO.AutoAttention = !NoFuseAttention;
   PO.DisabledFusions = disabledFusions();
-  // A bad value is reported by gemmKernels() where a command checks it.
-  if (std::optional<GemmKernels> G = parseGemmKernels(Gemm))
-    PO.Gemm = *G;
+  PO.Gemm = *G;
+  return Error::success();
+}
+
+Error FusionFlags::apply(ModelLoadOptions &Opts) const {
+  Expected<GemmKernels> G = gemmKernels();
+  if (!G)
+    return G.takeError();
+  Opts.NoFusion = NoFusion;
+  Opts.FuseAttention = FuseAttention;
+  Opts.AutoAttention = !NoFuseAttention;
+  Opts.DisabledFusions = disabledFusions();
+  Opts.Gemm = *G;
+  return Error::success();
 }
 
 PrecisionFlags::PrecisionFlags(cl::SubCommand &Sub, cl::OptionCategory &Cat)

@@ -25,6 +25,8 @@ class raw_ostream;
 
 namespace solder {
 
+struct ModelLoadOptions; // tools/GpuCommands.h
+
 struct PipelineOptions;
 
 /// Process exit codes of every command.
@@ -103,8 +105,10 @@ public:
   }
   /// checkDisabledFusions of the --disable-fusion values.
   llvm::Error check(const Graph &G) const;
-  /// Copies the flags into the pipeline options.
-  void apply(PipelineOptions &PO) const;
+  /// Copies the flags into the pipeline options, or into a GPU command's
+  /// model options; a usage error for a bad --gemm-kernels value.
+  llvm::Error apply(PipelineOptions &PO) const;
+  llvm::Error apply(ModelLoadOptions &Opts) const;
 
 private:
   llvm::cl::opt<bool> NoFusion;

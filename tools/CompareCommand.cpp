@@ -442,14 +442,8 @@ static int runCompare() {
   CmpPrec = Opts.Prec;
   Opts.DisabledPasses.assign(CmpDisabledPasses.begin(),
                              CmpDisabledPasses.end());
-  Opts.NoFusion = CmpFusion.noFusion();
-  Opts.FuseAttention = CmpFusion.fuseAttention();
-  Expected<GemmKernels> Gemm = CmpFusion.gemmKernels();
-  if (!Gemm)
-    return reportError(Gemm.takeError());
-  Opts.Gemm = *Gemm;
-  Opts.AutoAttention = CmpFusion.autoAttention();
-  Opts.DisabledFusions = CmpFusion.disabledFusions();
+  if (Error E = CmpFusion.apply(Opts))
+    return reportError(std::move(E));
   if (Error E = applyLimits(CmpLimits, Opts))
     return reportError(std::move(E));
   Expected<uint64_t> DeviceLimit = CmpDeviceMemory.bytes();

@@ -269,15 +269,9 @@ int runCompileCommand() {
   if (Error E = CompilePrecision.apply(Opts.Prec, Opts.ComputeIo, Opts.Layout))
     return reportError(std::move(E));
   Opts.DisabledPasses.assign(CompileDisabled.begin(), CompileDisabled.end());
-  Opts.NoFusion = CompileFusion.noFusion();
-  Opts.FuseAttention = CompileFusion.fuseAttention();
-  Expected<GemmKernels> Gemm = CompileFusion.gemmKernels();
-  if (!Gemm)
-    return reportError(Gemm.takeError());
-  Opts.Gemm = *Gemm;
+  if (Error E = CompileFusion.apply(Opts))
+    return reportError(std::move(E));
   Opts.Tune = CompileTune;
-  Opts.AutoAttention = CompileFusion.autoAttention();
-  Opts.DisabledFusions = CompileFusion.disabledFusions();
   std::unique_ptr<PhaseDisplay> Display = CompileVerbosity.makeDisplay();
   CompileVerbosity.apply(Opts, *Display);
   if (Error E = applyLimits(CompileLimits, Opts))

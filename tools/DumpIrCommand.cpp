@@ -87,7 +87,8 @@ int runDumpIrCommand() {
       return reportError(std::move(E));
     PipelineOptions PO;
     PO.DisabledPasses.assign(DumpDisabled.begin(), DumpDisabled.end());
-    DumpFusion.apply(PO);
+    if (Error E = DumpFusion.apply(PO))
+      return reportError(std::move(E));
     if (Error E = DumpPrecision.apply(PO))
       return reportError(std::move(E));
     if (Error E = DumpLimits.apply(PO))

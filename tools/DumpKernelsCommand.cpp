@@ -82,14 +82,8 @@ int runDumpKernelsCommand() {
   Opts.Shapes.assign(DumpShapes.begin(), DumpShapes.end());
   Opts.Arch = DumpArch;
   Opts.CacheDir = DumpCacheDir;
-  Opts.NoFusion = DumpKernelsFusion.noFusion();
-  Opts.FuseAttention = DumpKernelsFusion.fuseAttention();
-  Expected<GemmKernels> Gemm = DumpKernelsFusion.gemmKernels();
-  if (!Gemm)
-    return reportError(Gemm.takeError());
-  Opts.Gemm = *Gemm;
-  Opts.AutoAttention = DumpKernelsFusion.autoAttention();
-  Opts.DisabledFusions = DumpKernelsFusion.disabledFusions();
+  if (Error E = DumpKernelsFusion.apply(Opts))
+    return reportError(std::move(E));
   if (Error E =
           DumpKernelsPrecision.apply(Opts.Prec, Opts.ComputeIo, Opts.Layout))
     return reportError(std::move(E));

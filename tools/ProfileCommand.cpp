@@ -236,14 +236,8 @@ static Error profile(json::Object &Out) {
   Opts.AllowTF32 = ProfileTF32;
   if (Error E = ProfilePrecision.apply(Opts.Prec, Opts.ComputeIo, Opts.Layout))
     return E;
-  Opts.NoFusion = ProfileFusion.noFusion();
-  Opts.FuseAttention = ProfileFusion.fuseAttention();
-  Expected<GemmKernels> Gemm = ProfileFusion.gemmKernels();
-  if (!Gemm)
-    return Gemm.takeError();
-  Opts.Gemm = *Gemm;
-  Opts.AutoAttention = ProfileFusion.autoAttention();
-  Opts.DisabledFusions = ProfileFusion.disabledFusions();
+  if (Error E = ProfileFusion.apply(Opts))
+    return E;
   Opts.DefaultDimNotes = &ProfileVerbosity.notes();
   std::unique_ptr<PhaseDisplay> Display = ProfileVerbosity.makeDisplay();
   ProfileVerbosity.apply(Opts, *Display);

@@ -326,11 +326,10 @@ int runRunCommand() {
 
   if (Error E = RunFusion.check(**G))
     return reportError(std::move(E));
-  if (Expected<GemmKernels> Gemm = RunFusion.gemmKernels(); !Gemm)
-    return reportError(Gemm.takeError());
   PipelineOptions PO;
   PO.DisabledPasses.assign(RunDisabled.begin(), RunDisabled.end());
-  RunFusion.apply(PO);
+  if (Error E = RunFusion.apply(PO))
+    return reportError(std::move(E));
   if (Error E = RunPrecision.apply(PO))
     return reportError(std::move(E));
   if (Error E = RunLimits.apply(PO))

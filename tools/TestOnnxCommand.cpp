@@ -292,7 +292,8 @@ static DataSetOutcome runDataSets(const TestCase &T,
     for (size_t I = 0; I < Inputs->size(); ++I)
       (*Inputs)[I] = adaptBF16((*Inputs)[I], GraphInputs[I]->dtype());
     PipelineOptions PO;
-    TestFusion.apply(PO);
+    if (Error E = TestFusion.apply(PO))
+      return Fail(toString(std::move(E)));
     if (Error E = TestPrecision.apply(PO))
       return Fail(toString(std::move(E)));
     if (Error E = TestLimits.apply(PO))

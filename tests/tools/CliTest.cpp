@@ -545,6 +545,19 @@ TEST(CliFusion, NoFusionAndDisableFusionReachThePipeline) {
   EXPECT_TRUE(contains(Unknown.Err, "--disable-fusion 'no_such_node': the "
                                     "model has no node of that name"))
       << Unknown.Err;
+  // --gemm-kernels: a bad value is refused by every command that takes it
+  // (dump-ir and test-onnx too, which only pass it on); a good one is
+  // accepted.
+  for (const char *Cmd : {"dump-ir", "compile"}) {
+    CliResult Bad = runSolder({Cmd, Model, "--gemm-kernels", "bogus", "-o",
+                               ::testing::TempDir() + "/bogus.out"});
+    EXPECT_EQ(Bad.Code, 2) << Cmd;
+    EXPECT_TRUE(contains(Bad.Err, "--gemm-kernels 'bogus': expected auto, "
+                                  "library or generated"))
+        << Bad.Err;
+  }
+  CliResult Good = runSolder({"dump-ir", Model, "--gemm-kernels", "library"});
+  EXPECT_EQ(Good.Code, 0) << Good.Err;
   CliResult UnknownId = runSolder(
       {"dump-ir", Model, "--disable-fusion", "987654", "--fusion-report=json"});
   std::optional<json::Value> SameAsDefault = reportJson(UnknownId);
