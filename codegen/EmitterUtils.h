@@ -70,8 +70,6 @@ public:
 
   /// Kernel attributes printed before the name (`__cluster_dims__(..)`).
   void setAttributes(std::string A) { Attributes = std::move(A); }
-  /// Pointer parameters as `__restrict__` (no output aliases an input).
-  void setRestrict(bool On) { Restrict = On; }
   /// Dynamic shared memory of the launch, in bytes.
   void setDynamicShared(unsigned Bytes);
 
@@ -94,7 +92,6 @@ private:
   std::string IdxT;
   std::vector<std::string> Params;
   std::string Attributes;
-  bool Restrict = false;
   unsigned NumOut = 0, NumIn = 0;
 };
 

@@ -460,10 +460,6 @@ llvm::Expected<GeneratedKernel> emitGeneratedGemm(const Node &Group,
   O.BlockSize = Threads;
   KernelBuilder B(
       Group, O, Names.nameFor(Group, "g" + std::to_string(Info.Id) + "_gemm"));
-  // The memory planner never gives a step's result the memory of a value
-  // the step reads (lifetimes overlap at the step), so the epilogue's
-  // loads may move past its stores.
-  B.setRestrict(true);
   CudaPrinter &P = B.p();
   std::vector<std::string> OutParams, InParams;
   for (const Value *V : OutOuter)

@@ -185,10 +185,14 @@ CudaPrinter::Scope KernelBuilder::beginKernel() {
   std::string Sig = "extern \"C\" __global__ void __launch_bounds__(" +
                     std::to_string(Opts.BlockSize) + ") " +
                     (Attributes.empty() ? "" : Attributes + " ") + K.Name + "(";
+  // Every pointer is `__restrict__`: no two of a step's buffers overlap
+  // where one is written (the plan builder checks it, and the runtime
+  // refuses caller-bound buffers that overlap). Without it a load after a
+  // store (a LayerNorm's gamma after the previous element's store) waits
+  // for the store: row kernels measured 2x slower.
   for (size_t I = 0; I < Params.size(); ++I) {
     std::string Param = Params[I];
-    if (Restrict)
-      Param.replace(Param.rfind(" *"), 2, " *__restrict__ ");
+    Param.replace(Param.rfind(" *"), 2, " *__restrict__ ");
     Sig += (I ? ", " : "") + Param;
   }
   Sig += ")";

@@ -261,6 +261,8 @@ public:
   /// (16-byte aligned, the tensor's size, on device()); null binds the
   /// context's own buffer again. A new address makes the next run
   /// re-capture its CUDA graph: bind the same buffers for the fastest runs.
+  /// An output's buffer must not overlap an input's or another output's
+  /// (kernels take their buffers as __restrict__): run() refuses it.
   llvm::Error bindInput(unsigned Index, const void *DevicePtr);
   llvm::Error bindOutput(unsigned Index, void *DevicePtr);
   /// Dynamic models: the concrete dims of input Index for the next runs

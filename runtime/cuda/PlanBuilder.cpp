@@ -757,6 +757,14 @@ Error Builder::scheduleKernel(unsigned KI) {
     S.Args.push_back(outer(V));
     S.Reads.push_back(outer(V));
   }
+  // Generated kernels take every pointer as __restrict__: a buffer written
+  // must be no other argument's. Distinct roots are distinct memory (their
+  // lifetimes overlap at this step, so the planner separates them).
+  for (const Value *W : S.Writes)
+    for (const Value *A : S.Args)
+      if (A != W && root(A) == root(W))
+        return planError("kernel " + GK.Name + " would write '" + W->name() +
+                         "' over its argument '" + A->name() + "'");
   KernelByName[K.Name] = P.Kernels.size();
   P.Kernels.push_back(std::move(K));
   Steps.push_back(std::move(S));

@@ -906,8 +906,34 @@ Error ExecutionContext::Impl::init(char *External, uint64_t ExternalBytes) {
   return Error::success();
 }
 
+/// Generated kernels take their buffers as __restrict__ pointers, so an
+/// output must share no byte with another output or with an input.
+static Error checkBindingsDisjoint(const CompiledModel::Impl &M,
+                                   ArrayRef<const void *> In,
+                                   ArrayRef<void *> Out) {
+  auto Overlap = [](const void *A, size_t NA, const void *B, size_t NB) {
+    auto X = reinterpret_cast<uintptr_t>(A), Y = reinterpret_cast<uintptr_t>(B);
+    return NA && NB && X < Y + NB && Y < X + NA;
+  };
+  for (size_t J = 0; J < Out.size(); ++J) {
+    size_t NJ = M.Outputs[J].bytes();
+    for (size_t K = J + 1; K < Out.size(); ++K)
+      if (Overlap(Out[J], NJ, Out[K], M.Outputs[K].bytes()))
+        return rtError("the buffers bound to outputs #" + Twine(J) + " and #" +
+                       Twine(K) + " overlap");
+    for (size_t I = 0; I < In.size(); ++I)
+      if (Overlap(Out[J], NJ, In[I], M.Inputs[I].bytes()))
+        return rtError("the buffer bound to output #" + Twine(J) +
+                       " overlaps the one bound to input #" + Twine(I) +
+                       " (outputs must not be computed in place)");
+  }
+  return Error::success();
+}
+
 Error ExecutionContext::Impl::refreshArgs(cudaStream_t Stream) {
   const Plan &P = M->P;
+  if (Error E = checkBindingsDisjoint(*M, InPtr, OutPtr))
+    return E;
   for (size_t S = 0; S < P.Steps.size(); ++S)
     for (size_t A = 0; A < P.Steps[S].Args.size(); ++A)
       ArgValues[S][A] = resolveMut(P.Steps[S].Args[A]);

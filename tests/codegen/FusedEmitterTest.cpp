@@ -148,8 +148,9 @@ TEST(FusedLoop, ElementwiseChainIsOneVectorizedKernel) {
   EXPECT_EQ(K.Summary,
             "group 4 (loop): Mul, Relu, Add f32[4,256], f32[4,256] -> "
             "f32[4,256]");
-  EXPECT_TRUE(has(K.Source, "solder_0_g4_loop(float *out0, const float *in0, "
-                            "const float *in1)"))
+  EXPECT_TRUE(has(K.Source, "solder_0_g4_loop(float *__restrict__ out0, const "
+                            "float *__restrict__ in0, const float "
+                            "*__restrict__ in1)"))
       << K.Source;
   ASSERT_EQ(K.Outputs.size(), 1u);
   ASSERT_EQ(K.Inputs.size(), 2u);

@@ -51,8 +51,8 @@ TEST(KernelEmitter, UnaryF32IsVectorized) {
   const GeneratedKernel &R = K[0];
   EXPECT_EQ(R.Name, "solder_0_relu");
   EXPECT_TRUE(has(R.Source, "extern \"C\" __global__ void __launch_bounds__("
-                            "256) solder_0_relu(float *out0, const float "
-                            "*in0)"))
+                            "256) solder_0_relu(float *__restrict__ out0, "
+                            "const float *__restrict__ in0)"))
       << R.Source;
   EXPECT_TRUE(has(R.Source, "reinterpret_cast<const uint4 *>(in0)[v]"));
   EXPECT_TRUE(has(R.Source, "v < 256;")) << R.Source; // 1024 floats / 4
@@ -292,7 +292,7 @@ TEST(KernelEmitter, MaxPoolWithIndices) {
   ASSERT_EQ(K.size(), 1u);
   EXPECT_EQ(K[0].Outputs.size(), 2u);
   const std::string &S = K[0].Source;
-  EXPECT_TRUE(has(S, "long long *out1")) << S;
+  EXPECT_TRUE(has(S, "long long *__restrict__ out1")) << S;
   EXPECT_TRUE(has(S, "k0 < 3")) << S;
   EXPECT_TRUE(has(S, "k1 < 3")) << S;
   EXPECT_TRUE(has(S, "i < 18;")) << S; // 2 planes x 3 x 3
