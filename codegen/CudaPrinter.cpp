@@ -57,6 +57,18 @@ void CudaPrinter::line(const llvm::Twine &Text) {
 
 void CudaPrinter::blank() { Body += '\n'; }
 
+llvm::StringRef CudaPrinter::printedSince(size_t Mark) const {
+  return llvm::StringRef(Body).substr(Mark);
+}
+
+void CudaPrinter::insertLines(size_t Mark, unsigned Level,
+                              llvm::ArrayRef<std::string> Lines) {
+  std::string Text;
+  for (const std::string &L : Lines)
+    Text += std::string(2 * Level, ' ') + L + "\n";
+  Body.insert(Mark, Text);
+}
+
 CudaPrinter::Scope CudaPrinter::scope(const llvm::Twine &Header,
                                       llvm::StringRef Trailer) {
   line(Header + " {");

@@ -20,6 +20,7 @@
 #define SOLDER_CODEGEN_CUDAPRINTER_H
 
 #include "ir/DType.h"
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/ADT/StringSet.h"
@@ -62,6 +63,16 @@ public:
   [[nodiscard]] Scope scope(const llvm::Twine &Header,
                             llvm::StringRef Trailer = "");
   unsigned indentLevel() const { return Indent; }
+
+  /// A position in the body (where the next line goes), for printedSince
+  /// and insertLines: code printed first can decide what goes before it.
+  size_t mark() const { return Body.size(); }
+  /// The body text printed since Mark.
+  llvm::StringRef printedSince(size_t Mark) const;
+  /// Inserts Lines at Mark (later marks shift by what is inserted),
+  /// indented at Level.
+  void insertLines(size_t Mark, unsigned Level,
+                   llvm::ArrayRef<std::string> Lines);
 
   /// Adds a file-scope declaration (helper function, typedef). Declarations
   /// with the same Key are printed once, in first-added order.

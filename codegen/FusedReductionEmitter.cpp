@@ -21,6 +21,10 @@
 //                    out[row * L + j] = <epilogue of y>; }
 //   }
 //
+// Where the row splits evenly, each lane takes runs of V adjacent elements
+// (j = jv * V + e): X-shaped reads, reads over the reduced dims (gamma,
+// beta) and element results move as 4-16 byte vectors, loaded only in the
+// passes that use them (other reads stay element loads).
 // Every global element is read once when each thread's share of a row fits
 // in 32 registers; longer rows recompute the prologue in each pass (reading
 // memory again) rather than spill. Reduce ops run their epilogue once per
@@ -287,6 +291,50 @@ emitFusedReduction(const Node &Group, llvm::ArrayRef<const Node *> Members,
   const bool Cached = MultiPass && PerThread <= MaxCachedPerThread;
   const std::string LenLit = computeLiteral(T, double(L));
 
+  // Vector accesses: each thread takes runs of V adjacent elements of the
+  // row, so reads of X's shape (offset row * L + j) and of the reduced dims'
+  // shape (gamma, beta: offset j) and the element results move 4-16 bytes
+  // (V elements) per access. Other reads stay element loads at their
+  // coordinates. Measured on BERT-base's LayerNorm (128 x 768 f16, H100):
+  // 1.75 us against 2.9 with element loads.
+  enum class Access { Element, Full, Reduced };
+  std::vector<Access> ReadAccess(Reads.size(), Access::Element);
+  unsigned V = 0;
+  {
+    unsigned MinSize = 16;
+    bool Any = false;
+    for (size_t I = 0; I < Reads.size(); ++I) {
+      const Value *RV = Reads[I];
+      Dims D = dimsOf(RV);
+      if (D == XD) {
+        ReadAccess[I] = Access::Full;
+      } else if (RV->type().numElements() == L && D.size() <= XD.size()) {
+        bool Match = true;
+        for (size_t K = 0; K < D.size(); ++K) {
+          size_t XI = XD.size() - D.size() + K;
+          Match &= (*ReducedOr)[XI] ? D[K] == XD[XI] : D[K] == 1;
+        }
+        if (Match)
+          ReadAccess[I] = Access::Reduced;
+      }
+      if (ReadAccess[I] != Access::Element) {
+        MinSize = std::min<unsigned>(MinSize, dtypeSize(RV->dtype()));
+        Any = true;
+      }
+    }
+    for (const Result &Res : Results)
+      if (!Res.PerRow)
+        MinSize = std::min<unsigned>(MinSize, dtypeSize(Res.Body->dtype()));
+    if (Any && MinSize >= 2) {
+      V = 16 / MinSize;
+      while (V >= 2 && L % (int64_t(G) * V) != 0)
+        V /= 2;
+      // Every vector access must be at least 4 bytes (one 32-bit word).
+      if (V < 2 || V * MinSize < 4)
+        V = 0;
+    }
+  }
+
   llvm::Error Err = [&]() -> llvm::Error {
     auto Kernel = B.beginKernel();
     RowKernel RK(B, Plan);
@@ -296,15 +344,48 @@ emitFusedReduction(const Node &Group, llvm::ArrayRef<const Node *> Members,
     Coords KeptC = VE.delinearize("row", Plan.KeptDims);
     std::string Lane = RK.lane();
 
-    // Stores result Index (storage value V) at Offset, perturbed if asked.
-    auto Store = [&](size_t Index, std::string V, const std::string &Offset) {
+    // Inside a vector pass, element results go to per-thread staging
+    // arrays (st<I>[e]) stored as vectors after the pass's element loop.
+    bool InVector = false;
+    std::vector<bool> Staged(Results.size(), false);
+    // Stores result Index (storage value Val) at Offset, perturbed if asked.
+    auto Store = [&](size_t Index, std::string Val, const std::string &Offset) {
       const Value *BV = Results[Index].Body;
       if (Perturb && Index == 0)
-        V = emitPerturbation(P, BV->dtype(), V);
-      P.line(OutParams[Index] + "[" + Offset +
-             "] = " + storeExpr(BV->dtype(), V) + ";");
+        Val = emitPerturbation(P, BV->dtype(), Val);
+      std::string Target = OutParams[Index] + "[" + Offset + "]";
+      if (InVector && !Results[Index].PerRow) {
+        Target = "st" + std::to_string(Index) + "[e]";
+        Staged[Index] = true;
+      }
+      P.line(Target + " = " + storeExpr(BV->dtype(), Val) + ";");
+    };
+    // The vector type moving Bytes (4, 8 or a multiple of 16) and how many.
+    auto VectorOf = [](unsigned Bytes) -> std::pair<std::string, unsigned> {
+      if (Bytes >= 16)
+        return {"uint4", Bytes / 16};
+      return {Bytes == 8 ? "uint2" : "unsigned", 1};
+    };
+    // Lines declaring `<Vec> Name_raw[n]` and `<T> *Name` over it and, for
+    // a load, copying the V elements at From (an element pointer) into it.
+    auto VectorLines = [&](const std::string &Name, DType Ty,
+                           const std::string &From, bool Load) {
+      auto [Vec, N] = VectorOf(V * dtypeSize(Ty));
+      std::string Raw = Name + "_raw", Const = Load ? "const " : "";
+      std::vector<std::string> Lines = {Vec + " " + Raw + "[" +
+                                        std::to_string(N) + "];"};
+      for (unsigned C = 0; Load && C < N; ++C)
+        Lines.push_back(Raw + "[" + std::to_string(C) +
+                        "] = reinterpret_cast<const " + Vec + " *>(" + From +
+                        ")[" + std::to_string(C) + "];");
+      std::string T = P.storageType(Ty);
+      Lines.push_back(Const + T + " *" + Name + " = reinterpret_cast<" + Const +
+                      T + " *>(" + Raw + ");");
+      return Lines;
     };
 
+    // Where pass 1 caches this thread's current element of X.
+    std::string XSlot = "k";
     // Prints a loop over this thread's elements of the row; F gets the
     // element's X value (or "" when it must be computed), its coordinates
     // over X and its offset in X-shaped buffers.
@@ -313,9 +394,33 @@ emitFusedReduction(const Node &Group, llvm::ArrayRef<const Node *> Members,
             llvm::function_ref<llvm::Error(const std::string &, const Coords &,
                                            const std::string &)>
                 Fn) -> llvm::Error {
-      std::optional<CudaPrinter::Scope> Loop, Guard;
+      std::optional<CudaPrinter::Scope> Loop, Guard, Inner;
       std::string J = "j";
-      if (Cached) {
+      std::string RowBase = Plan.Rows == 1 ? "" : "row * " + B.lit(L) + " + ";
+      // Vector passes: where the loads go, once the pass shows which
+      // vectors it uses.
+      size_t LoadMark = 0;
+      unsigned LoadLevel = 0;
+      if (V) {
+        if (Cached) {
+          P.line("#pragma unroll");
+          Loop.emplace(P.scope("for (int kv = 0; kv < " +
+                               std::to_string(PerThread / V) + "; ++kv)"));
+          std::string Step = G == 1 ? "kv" : "kv * " + std::to_string(G);
+          P.line("const idx_t jv = " +
+                 (Lane == "0" ? Step : Lane + " + " + Step) + ";");
+        } else {
+          Loop.emplace(P.scope("for (idx_t jv = " + Lane + "; jv < " +
+                               B.lit(L / V) + "; jv += " + std::to_string(G) +
+                               ")"));
+        }
+        LoadMark = P.mark();
+        LoadLevel = P.indentLevel();
+        P.line("#pragma unroll");
+        Inner.emplace(
+            P.scope("for (int e = 0; e < " + std::to_string(V) + "; ++e)"));
+        P.line("const idx_t j = jv * " + std::to_string(V) + " + e;");
+      } else if (Cached) {
         P.line("#pragma unroll");
         Loop.emplace(P.scope("for (int k = 0; k < " +
                              std::to_string(PerThread) + "; ++k)"));
@@ -338,12 +443,69 @@ emitFusedReduction(const Node &Group, llvm::ArrayRef<const Node *> Members,
           Plan.Rows == 1 ? "j" : "(row * " + B.lit(L) + " + j)";
       VE.registerLinear(XD, XC, Offset);
       std::string XV;
+      XSlot = V ? "kv * " + std::to_string(V) + " + e" : "k";
       if (Cached && !First) {
-        XV = "xv[k]";
+        XV = "xv[" + XSlot + "]";
         VE.remember(X, XC, XV);
       }
+      if (V) {
+        // The loaded vectors are what those reads give at these coordinates
+        // (any other access to them loads its element from memory).
+        for (size_t I = 0; I < Reads.size(); ++I) {
+          if (ReadAccess[I] == Access::Element)
+            continue;
+          Coords RC = XC;
+          if (ReadAccess[I] == Access::Reduced) {
+            Dims D = dimsOf(Reads[I]);
+            RC.assign(XC.end() - D.size(), XC.end());
+            for (size_t K = 0; K < D.size(); ++K)
+              if (D[K] == 1)
+                RC[K] = "0";
+          }
+          VE.remember(
+              Reads[I], RC,
+              loadExpr(Reads[I]->dtype(), "ld" + std::to_string(I) + "[e]"));
+        }
+      }
+      InVector = V != 0;
+      std::fill(Staged.begin(), Staged.end(), false);
       llvm::Error E = Fn(XV, XC, Offset);
+      InVector = false;
       VE.popScope();
+      if (V) {
+        Guard.reset();
+        Inner.reset();
+        // Loads of the vectors the pass used, staging for what it stored.
+        std::string Used = P.printedSince(LoadMark).str();
+        std::vector<std::string> Lines;
+        for (size_t I = 0; I < Reads.size(); ++I) {
+          std::string Name = "ld" + std::to_string(I);
+          if (ReadAccess[I] == Access::Element ||
+              Used.find(Name + "[e]") == std::string::npos)
+            continue;
+          std::string At = (ReadAccess[I] == Access::Full ? RowBase : "") +
+                           "jv * " + std::to_string(V);
+          for (std::string &Line :
+               VectorLines(Name, Reads[I]->dtype(), InParams[I] + " + " + At,
+                           /*Load=*/true))
+            Lines.push_back(std::move(Line));
+        }
+        for (size_t I = 0; I < Results.size(); ++I) {
+          if (!Staged[I])
+            continue;
+          for (std::string &Line :
+               VectorLines("st" + std::to_string(I), Results[I].Body->dtype(),
+                           "", /*Load=*/false))
+            Lines.push_back(std::move(Line));
+          auto [Vec, N] = VectorOf(V * dtypeSize(Results[I].Body->dtype()));
+          std::string To = "reinterpret_cast<" + Vec + " *>(" + OutParams[I] +
+                           " + " + RowBase + "jv * " + std::to_string(V) + ")";
+          for (unsigned C = 0; C < N; ++C)
+            P.line(To + "[" + std::to_string(C) + "] = st" + std::to_string(I) +
+                   "_raw[" + std::to_string(C) + "];");
+        }
+        P.insertLines(LoadMark, LoadLevel, Lines);
+      }
       return E;
     };
 
@@ -376,7 +538,7 @@ emitFusedReduction(const Node &Group, llvm::ArrayRef<const Node *> Members,
                                if (!XV)
                                  return XV.takeError();
                                if (Cached)
-                                 P.line("xv[k] = " + *XV + ";");
+                                 P.line("xv[" + XSlot + "] = " + *XV + ";");
                                for (size_t I = 0; I < Results.size(); ++I) {
                                  const Node *N = Results[I].Body->producer();
                                  if (Results[I].PerRow || PosOf(N) >= RPos)

@@ -484,18 +484,65 @@ TEST(FusedReduction, ResidualAddLayerNormStoresTheSum) {
   EXPECT_TRUE(has(K.Source, "solder_warp_reduce(sum, SolderSum())"));
   EXPECT_TRUE(has(K.Source, "solder_warp_reduce(sq, SolderSum())"));
   EXPECT_EQ(K.Grid[0], 4u); // 32 rows, 8 per block
-  // Each input element is loaded once.
+  // Each input element is loaded once, two floats at a time (64 per row:
+  // a lane's two 8-byte vectors).
   size_t Loads = 0;
-  for (size_t P = K.Source.find("in0["); P != std::string::npos;
-       P = K.Source.find("in0[", P + 1))
+  for (size_t P = K.Source.find("(in0 + "); P != std::string::npos;
+       P = K.Source.find("(in0 + ", P + 1))
     ++Loads;
   EXPECT_EQ(Loads, 1u) << K.Source;
+  EXPECT_TRUE(has(K.Source, "reinterpret_cast<const uint2 *>(in0 + row * 64 + "
+                            "jv * 2)[0]"))
+      << K.Source;
   // The perturbation goes to the first result only.
   CodegenOptions O;
   O.PerturbGroupId = 9;
   GeneratedKernel P = theKernel(*G, O);
-  EXPECT_TRUE(has(P.Source, "out0[(row * 64 + j)] = perturbed;")) << P.Source;
-  EXPECT_FALSE(has(P.Source, "out1[(row * 64 + j)] = perturbed")) << P.Source;
+  EXPECT_TRUE(has(P.Source, "st0[e] = perturbed;")) << P.Source;
+  EXPECT_FALSE(has(P.Source, "st1[e] = perturbed")) << P.Source;
+}
+
+// f16 rows of 768: each lane moves 16 bytes (8 halves) per access of X,
+// gamma, beta and the result; the statistics are unchanged.
+TEST(FusedReduction, LayerNormRowsMoveSixteenByteVectors) {
+  auto G = grouped(R"(  input %x : f16[128,768]
+  input %r : f16[128,768]
+  input %s : f16[768]
+  input %b : f16[768]
+  %h = Add(%x, %r) : f16[128,768] @"add"
+  %n = LayerNormalization(%h, %s, %b) {axis = -1, epsilon = 1e-05} : f16[128,768] @"ln"
+  output %n)",
+                   {"add", "ln"}, GroupKind::Reduction, 3);
+  ASSERT_TRUE(G);
+  GeneratedKernel K = theKernel(*G);
+  EXPECT_TRUE(has(K.Source, "float xv[24];")) << K.Source;
+  EXPECT_TRUE(has(K.Source, "for (int kv = 0; kv < 3; ++kv)")) << K.Source;
+  EXPECT_TRUE(has(K.Source, "reinterpret_cast<const uint4 *>(in0 + row * 768 "
+                            "+ jv * 8)[0]"))
+      << K.Source;
+  EXPECT_TRUE(has(K.Source, "reinterpret_cast<const uint4 *>(in2 + jv * 8)[0]"))
+      << K.Source;
+  EXPECT_TRUE(has(K.Source, "reinterpret_cast<uint4 *>(out0 + row * 768 + jv "
+                            "* 8)[0] = st0_raw[0];"))
+      << K.Source;
+  EXPECT_FALSE(has(K.Source, "out0[(row")) << K.Source;
+}
+
+// Negative twin: rows of 100 halves split into no whole vectors per lane
+// (100 is no multiple of 32 lanes x 2, 4 or 8): element accesses.
+TEST(FusedReduction, RowsThatSplitUnevenlyStayElementAccesses) {
+  auto G = grouped(R"(  input %x : f16[128,100]
+  input %r : f16[128,100]
+  input %s : f16[100]
+  input %b : f16[100]
+  %h = Add(%x, %r) : f16[128,100] @"add"
+  %n = LayerNormalization(%h, %s, %b) {axis = -1, epsilon = 1e-05} : f16[128,100] @"ln"
+  output %n)",
+                   {"add", "ln"}, GroupKind::Reduction, 3);
+  ASSERT_TRUE(G);
+  GeneratedKernel K = theKernel(*G);
+  EXPECT_FALSE(has(K.Source, "uint")) << K.Source;
+  EXPECT_TRUE(has(K.Source, "out0[(row * 100 + j)] = ")) << K.Source;
 }
 
 TEST(FusedReduction, ScaledMaskedSoftmax) {
