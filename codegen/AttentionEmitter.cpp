@@ -38,6 +38,8 @@ constexpr int RowsPerWarp = 2;
 /// Blocks below which the tensor-core kernel halves its rows per block
 /// (about two per SM on an H100's 132).
 constexpr int64_t MinAttentionBlocks = 256;
+/// Keys from which a one-warp block splits them over several warps.
+constexpr int64_t SplitKeysFrom = 256;
 /// Static shared memory a block may use.
 constexpr int64_t MaxStaticShared = 48 * 1024;
 constexpr int MaxHeadDim = MaxAttentionHeadDim;
@@ -537,11 +539,14 @@ llvm::Error emitAttention(KernelBuilder &B) {
   int64_t TcKeys =
       256 * (S.HeadDim + S.VHeadDim + 16) + 512 <= MaxStaticShared ? 64 : 32;
   // A grid that still has too few blocks with one warp of 16 rows each
-  // (BERT at batch 1: 96) gives each block several warps that split every
-  // tile's keys (4 of 16 keys, or 2 of 16 with 32-key tiles) and merge
-  // their softmax sums at the end, through the K tiles' shared memory.
+  // (BERT at batch 1: 96), or one-warp blocks that would each stream many
+  // keys alone (BERT at batch 1 with 512 tokens), gives each block several
+  // warps that split every tile's keys (4 of 16 keys, or 2 of 16 with
+  // 32-key tiles) and merge their softmax sums at the end, through the K
+  // tiles' shared memory.
   bool KeySplit = false;
-  if (Tc && Warps == 1 && GridBlocks(Rows) < MinAttentionBlocks) {
+  if (Tc && Warps == 1 &&
+      (GridBlocks(Rows) < MinAttentionBlocks || S.KvLen >= SplitKeysFrom)) {
     unsigned SplitWarps = TcKeys == 64 ? 4 : 2;
     int64_t MergeBytes = int64_t(SplitWarps) * 16 * S.VHeadDim * 4;
     int64_t KBytes = 2 * TcKeys * (S.HeadDim + 8) * 2;
