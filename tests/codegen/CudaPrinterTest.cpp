@@ -101,13 +101,15 @@ TEST(CudaPrinter, SameCallsSameBytes) {
 // mark's indentation.
 TEST(CudaPrinter, LinesInsertedAtAMark) {
   CudaPrinter P;
-  auto S = P.scope("void k()");
-  size_t M = P.mark();
-  unsigned Level = P.indentLevel();
-  P.line("use(a);");
-  EXPECT_EQ(P.printedSince(M), "  use(a);\n");
-  P.insertLines(M, Level, {"int a = 1;", "int b = 2;"});
-  P.line("end();");
+  {
+    auto S = P.scope("void k()");
+    size_t M = P.mark();
+    unsigned Level = P.indentLevel();
+    P.line("use(a);");
+    EXPECT_EQ(P.printedSince(M), "  use(a);\n");
+    P.insertLines(M, Level, {"int a = 1;", "int b = 2;"});
+    P.line("end();");
+  }
   std::string Out = P.finish();
   EXPECT_NE(Out.find("  int a = 1;\n  int b = 2;\n  use(a);\n  end();\n"),
             std::string::npos)
