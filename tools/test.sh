@@ -20,13 +20,17 @@ fi
 # at exit ("Tracer caught signal 11") after a test passed (seen in CI on two
 # tests that had run NVRTC). That is the sanitizer failing, not the test:
 # rerun those tests once; any other failure stands.
-# The tracer can crash again on the rerun (seen once in CI): up to three
-# reruns, each only while the tracer is what failed.
+# FusedLoop.SliceWithStep crashed the tracer on every rerun in CI: the
+# last rerun keeps ASan and UBSan but turns the leak check (the tracer) off.
 if [ "$KIND" = asan ]; then
-  for attempt in 1 2 3; do
+  for attempt in 1 2; do
     grep -q "Tracer caught signal" "$LOG" || exit 1
-    echo "LeakSanitizer's tracer crashed; rerunning the failed tests ($attempt of 3)"
-    if ctest --output-on-failure --rerun-failed --timeout 1500 2>&1 | tee "$LOG"; then
+    opts=$ASAN_OPTIONS
+    [ $attempt = 2 ] && opts=detect_leaks=0
+    echo "LeakSanitizer's tracer crashed; rerunning the failed tests" \
+      "(ASAN_OPTIONS=$opts)"
+    if ASAN_OPTIONS=$opts ctest --output-on-failure --rerun-failed \
+        --timeout 1500 2>&1 | tee "$LOG"; then
       exit 0
     fi
   done
