@@ -295,8 +295,9 @@ emitFusedReduction(const Node &Group, llvm::ArrayRef<const Node *> Members,
   // row, so reads of X's shape (offset row * L + j) and of the reduced dims'
   // shape (gamma, beta: offset j) and the element results move 4-16 bytes
   // (V elements) per access. Other reads stay element loads at their
-  // coordinates. Measured on BERT-base's LayerNorm (128 x 768 f16, H100):
-  // 1.75 us against 2.9 with element loads.
+  // coordinates. A hand-written kernel of this form for BERT-base's
+  // LayerNorm (128 x 768 f16, H100) took 1.75 us against 2.9 with element
+  // loads; the generated one made BERT-base b1 0.424 -> 0.410 ms.
   enum class Access { Element, Full, Reduced };
   std::vector<Access> ReadAccess(Reads.size(), Access::Element);
   unsigned V = 0;
