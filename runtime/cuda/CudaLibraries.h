@@ -48,8 +48,8 @@ namespace solder {
   X(cudnnSetConvolutionMathType)                                               \
   X(cudnnSetConvolutionGroupCount)                                             \
   X(cudnnGetConvolutionNdForwardOutputDim)                                     \
-  X(cudnnFindConvolutionForwardAlgorithm)                                      \
-  X(cudnnFindConvolutionBackwardDataAlgorithm)                                 \
+  X(cudnnFindConvolutionForwardAlgorithmEx)                                    \
+  X(cudnnFindConvolutionBackwardDataAlgorithmEx)                               \
   X(cudnnGetConvolutionForwardWorkspaceSize)                                   \
   X(cudnnGetConvolutionBackwardDataWorkspaceSize)                              \
   X(cudnnConvolutionForward)                                                   \

@@ -361,7 +361,14 @@ struct Candidate {
 constexpr size_t RetimedCandidates = 3;
 constexpr int RetimeWarmup = 2, RetimeRuns = 10;
 
-/// Device buffers for timing one convolution, freed on scope exit.
+size_t numBytes(ArrayRef<int64_t> Dims, DType T) {
+  size_t N = dtypeSize(T);
+  for (int64_t D : Dims)
+    N *= size_t(D);
+  return N;
+}
+
+/// Device buffers for timing one convolution, zeroed, freed on scope exit.
 struct ScratchBuffers {
   std::vector<void *> Ptrs;
   ~ScratchBuffers() {
@@ -379,14 +386,23 @@ struct ScratchBuffers {
     cudaMemset(P, 0, std::max<size_t>(Bytes, 256));
     return P;
   }
+  /// X, W and Y of C's shapes, and a workspace of WorkspaceBytes.
+  Error operands(const ConvConfig &C, size_t WorkspaceBytes, void *&X, void *&W,
+                 void *&Y, void *&Workspace) {
+    for (auto [Ptr, Bytes] :
+         {std::pair<void **, size_t>{&X, numBytes(C.XDims, C.Elem)},
+          {&W, numBytes(C.WDims, C.Elem)},
+          {&Y, numBytes(C.YDims, C.Elem)},
+          {&Workspace, WorkspaceBytes}}) {
+      Expected<void *> P = get(Bytes);
+      if (!P)
+        return P.takeError();
+      *Ptr = *P;
+    }
+    return Error::success();
+  }
 };
 
-size_t numBytes(ArrayRef<int64_t> Dims, DType T) {
-  size_t N = dtypeSize(T);
-  for (int64_t D : Dims)
-    N *= size_t(D);
-  return N;
-}
 } // namespace
 
 /// cudnnFind runs each algorithm once, so for small problems (batch 1, a
@@ -399,18 +415,9 @@ Expected<int> ConvCall::retime(cudnnHandle_t H,
                                size_t WorkspaceBytes) const {
   const ConvConfig &C = *Config;
   ScratchBuffers S;
-  Expected<void *> X = S.get(numBytes(C.XDims, C.Elem));
-  if (!X)
-    return X.takeError();
-  Expected<void *> W = S.get(numBytes(C.WDims, C.Elem));
-  if (!W)
-    return W.takeError();
-  Expected<void *> Y = S.get(numBytes(C.YDims, C.Elem));
-  if (!Y)
-    return Y.takeError();
-  Expected<void *> Ws = S.get(WorkspaceBytes);
-  if (!Ws)
-    return Ws.takeError();
+  void *X, *W, *Y, *Ws;
+  if (Error E = S.operands(C, WorkspaceBytes, X, W, Y, Ws))
+    return E;
   // A fused call is timed as it runs: with its bias and z.
   void *Bias = nullptr, *Z = nullptr;
   if (C.Fused) {
@@ -441,7 +448,7 @@ Expected<int> ConvCall::retime(cudnnHandle_t H,
       if (R == RetimeWarmup)
         cudaEventRecord(Start, nullptr);
       // The handle runs on the legacy default stream, like the events.
-      Failure = Call.enqueue(H, *X, *W, *Y, Bias, Z, *Ws, WorkspaceBytes);
+      Failure = Call.enqueue(H, X, W, Y, Bias, Z, Ws, WorkspaceBytes);
     }
     if (Failure)
       break;
@@ -459,6 +466,25 @@ Expected<int> ConvCall::retime(cudnnHandle_t H,
   if (Failure)
     return std::move(Failure);
   return Best;
+}
+
+/// The largest workspace any algorithm needs for this problem, up to
+/// ConvWorkspaceLimit: what the search is given, so that it can try
+/// every algorithm the plan may pick.
+Expected<size_t> ConvCall::searchWorkspaceBytes(cudnnHandle_t H) const {
+  const ConvConfig &C = *Config;
+  size_t Max = 0;
+  int Count = C.Transpose ? int(CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT)
+                          : int(CUDNN_CONVOLUTION_FWD_ALGO_COUNT);
+  for (int A = 0; A < Count; ++A) {
+    size_t Bytes = 0;
+    cudnnStatus_t S = queryWorkspace(H, A, Bytes);
+    // Unsupported algorithms report an error here: skipped, as the
+    // search skips them.
+    if (S == CUDNN_STATUS_SUCCESS && Bytes <= ConvWorkspaceLimit)
+      Max = std::max(Max, Bytes);
+  }
+  return Max;
 }
 
 Error ConvCall::chooseAlgo(cudnnHandle_t H, int &Algo, int &MathType) const {
@@ -486,22 +512,36 @@ Error ConvCall::chooseAlgo(cudnnHandle_t H, int &Algo, int &MathType) const {
       Usable.push_back(
           {int(Perf.algo), int(Perf.mathType), Perf.memory, Perf.time});
   };
-  if (!C.Transpose) {
-    cudnnConvolutionFwdAlgoPerf_t Perf[MaxResults];
-    SOLDER_CUDNN_TRY(
-        cudaLibs().cudnnFindConvolutionForwardAlgorithm(
-            H, XDesc, WDesc, ConvDesc, YDesc, MaxResults, &Returned, Perf),
-        "cudnnFindConvolutionForwardAlgorithm");
-    for (int I = 0; I < Returned; ++I)
-      Consider(Perf[I]);
-  } else {
-    cudnnConvolutionBwdDataAlgoPerf_t Perf[MaxResults];
-    SOLDER_CUDNN_TRY(
-        cudaLibs().cudnnFindConvolutionBackwardDataAlgorithm(
-            H, WDesc, XDesc, ConvDesc, YDesc, MaxResults, &Returned, Perf),
-        "cudnnFindConvolutionBackwardDataAlgorithm");
-    for (int I = 0; I < Returned; ++I)
-      Consider(Perf[I]);
+  {
+    // The Ex search runs on zeroed buffers of ours: the plain one
+    // allocates its own and leaves them unwritten (compute-sanitizer's
+    // initcheck reported every read of them), and ours count where the
+    // caller's memory is.
+    Expected<size_t> Ws = searchWorkspaceBytes(H);
+    if (!Ws)
+      return Ws.takeError();
+    ScratchBuffers S;
+    void *X, *W, *Y, *Work;
+    if (Error E = S.operands(C, *Ws, X, W, Y, Work))
+      return E;
+    if (!C.Transpose) {
+      cudnnConvolutionFwdAlgoPerf_t Perf[MaxResults];
+      SOLDER_CUDNN_TRY(cudaLibs().cudnnFindConvolutionForwardAlgorithmEx(
+                           H, XDesc, X, WDesc, W, ConvDesc, YDesc, Y,
+                           MaxResults, &Returned, Perf, Work, *Ws),
+                       "cudnnFindConvolutionForwardAlgorithmEx");
+      for (int I = 0; I < Returned; ++I)
+        Consider(Perf[I]);
+    } else {
+      // Transposed: cuDNN's backward data, dy = X and dx = Y.
+      cudnnConvolutionBwdDataAlgoPerf_t Perf[MaxResults];
+      SOLDER_CUDNN_TRY(cudaLibs().cudnnFindConvolutionBackwardDataAlgorithmEx(
+                           H, WDesc, W, XDesc, X, ConvDesc, YDesc, Y,
+                           MaxResults, &Returned, Perf, Work, *Ws),
+                       "cudnnFindConvolutionBackwardDataAlgorithmEx");
+      for (int I = 0; I < Returned; ++I)
+        Consider(Perf[I]);
+    }
   }
   if (!Usable.empty()) {
     // cuDNN returns them fastest first.
@@ -530,13 +570,7 @@ Error ConvCall::chooseAlgo(cudnnHandle_t H, int &Algo, int &MathType) const {
                      : int(CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM);
   MathType = int(defaultMath(C));
   size_t Bytes = 0;
-  cudnnStatus_t S =
-      C.Transpose ? cudaLibs().cudnnGetConvolutionBackwardDataWorkspaceSize(
-                        H, WDesc, XDesc, ConvDesc, YDesc,
-                        cudnnConvolutionBwdDataAlgo_t(Algo), &Bytes)
-                  : cudaLibs().cudnnGetConvolutionForwardWorkspaceSize(
-                        H, XDesc, WDesc, ConvDesc, YDesc,
-                        cudnnConvolutionFwdAlgo_t(Algo), &Bytes);
+  cudnnStatus_t S = queryWorkspace(H, Algo, Bytes);
   if (S == CUDNN_STATUS_SUCCESS)
     return Error::success();
   return createStringError(
@@ -545,19 +579,24 @@ Error ConvCall::chooseAlgo(cudnnHandle_t H, int &Algo, int &MathType) const {
           " measured, fallback: " + cudaLibs().cudnnGetErrorString(S) + ")");
 }
 
+cudnnStatus_t ConvCall::queryWorkspace(cudnnHandle_t H, int Algo,
+                                       size_t &Bytes) const {
+  if (Config->Transpose)
+    return cudaLibs().cudnnGetConvolutionBackwardDataWorkspaceSize(
+        H, WDesc, XDesc, ConvDesc, YDesc, cudnnConvolutionBwdDataAlgo_t(Algo),
+        &Bytes);
+  return cudaLibs().cudnnGetConvolutionForwardWorkspaceSize(
+      H, XDesc, WDesc, ConvDesc, YDesc, cudnnConvolutionFwdAlgo_t(Algo),
+      &Bytes);
+}
+
 Expected<size_t> ConvCall::workspaceBytes(cudnnHandle_t H) const {
-  const ConvConfig &C = *Config;
   size_t Bytes = 0;
-  if (!C.Transpose)
-    SOLDER_CUDNN_TRY(cudaLibs().cudnnGetConvolutionForwardWorkspaceSize(
-                         H, XDesc, WDesc, ConvDesc, YDesc,
-                         cudnnConvolutionFwdAlgo_t(C.Algo), &Bytes),
-                     "cudnnGetConvolutionForwardWorkspaceSize");
-  else
-    SOLDER_CUDNN_TRY(cudaLibs().cudnnGetConvolutionBackwardDataWorkspaceSize(
-                         H, WDesc, XDesc, ConvDesc, YDesc,
-                         cudnnConvolutionBwdDataAlgo_t(C.Algo), &Bytes),
-                     "cudnnGetConvolutionBackwardDataWorkspaceSize");
+  cudnnStatus_t S = queryWorkspace(H, Config->Algo, Bytes);
+  if (S != CUDNN_STATUS_SUCCESS)
+    return cudnnError(S, Config->Transpose
+                             ? "cudnnGetConvolutionBackwardDataWorkspaceSize"
+                             : "cudnnGetConvolutionForwardWorkspaceSize");
   return Bytes;
 }
 
@@ -602,11 +641,12 @@ Error ConvCall::enqueue(cudnnHandle_t H, const void *X, const void *W, void *Y,
 //===----------------------------------------------------------------------===//
 
 static const char *convAlgoName(bool Transpose, int Algo) {
-  static const char *const Fwd[] = {
-      "IMPLICIT_GEMM", "IMPLICIT_PRECOMP_GEMM", "GEMM",    "DIRECT",
-      "FFT",           "FFT_TILING",            "WINOGRAD", "WINOGRAD_NONFUSED"};
-  static const char *const Bwd[] = {"ALGO_0", "ALGO_1", "FFT", "FFT_TILING",
-                                    "WINOGRAD", "WINOGRAD_NONFUSED"};
+  static const char *const Fwd[] = {"IMPLICIT_GEMM", "IMPLICIT_PRECOMP_GEMM",
+                                    "GEMM",          "DIRECT",
+                                    "FFT",           "FFT_TILING",
+                                    "WINOGRAD",      "WINOGRAD_NONFUSED"};
+  static const char *const Bwd[] = {
+      "ALGO_0", "ALGO_1", "FFT", "FFT_TILING", "WINOGRAD", "WINOGRAD_NONFUSED"};
   if (Transpose)
     return Algo >= 0 && Algo < 6 ? Bwd[Algo] : "?";
   return Algo >= 0 && Algo < 8 ? Fwd[Algo] : "?";

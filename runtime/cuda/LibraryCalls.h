@@ -79,6 +79,9 @@ private:
   llvm::Expected<int> retime(cudnnHandle_t H,
                              llvm::ArrayRef<std::pair<int, int>> Choices,
                              size_t WorkspaceBytes) const;
+  llvm::Expected<size_t> searchWorkspaceBytes(cudnnHandle_t H) const;
+  /// cuDNN's workspace size for Algo on this problem.
+  cudnnStatus_t queryWorkspace(cudnnHandle_t H, int Algo, size_t &Bytes) const;
   const ConvConfig *Config = nullptr;
   cudnnTensorDescriptor_t XDesc = nullptr, YDesc = nullptr;
   cudnnFilterDescriptor_t WDesc = nullptr;

@@ -21,6 +21,7 @@
 #include "llvm/Support/Path.h"
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <random>
 #include <thread>
 
@@ -1089,6 +1090,65 @@ TEST(GpuRuntimeTest, LibraryErrorAtLoadNamesTheStep) {
   ASSERT_TRUE(bool(E)) << "a zero leading dimension was accepted";
   std::string Msg = llvm::toString(std::move(E));
   EXPECT_EQ(Msg.rfind(Label + ": ", 0), 0u) << Msg;
+}
+
+TEST(GpuRuntimeTest, CudnnErrorAtLoadNamesTheStep) {
+  // Convolution configurations cuDNN itself rejects, as a corrupt plan
+  // could hold them (a zero stride; an algorithm number cuDNN does not
+  // have): the load fails with cuDNN's status, naming the step and its
+  // ONNX node; its twin, the plan as built, loads and runs.
+  SKIP_WITHOUT_GPU();
+  auto G = parseOrFail(R"(graph "g" opset 17 {
+  input %x : f32[1,3,8,8]
+  input %w : f32[4,3,3,3]
+  %c = Conv(%x, %w, none) {pads = [1, 1, 1, 1]} : f32[1,4,8,8] @"the_conv"
+  output %c
+})");
+  ASSERT_TRUE(G);
+  CompileOptions CO;
+  CO.CacheDir = testCacheDir();
+  auto M = CompiledModel::compileGraph(*G, CO);
+  ASSERT_TRUE(bool(M)) << llvm::toString(M.takeError());
+  Plan P = (*M)->plan();
+  ASSERT_EQ(P.Convs.size(), 1u);
+  std::string Label;
+  for (const PlanStep &S : P.Steps)
+    if (S.K == PlanStep::Kind::Conv)
+      Label = S.Label;
+  ASSERT_NE(Label.find("the_conv"), std::string::npos) << Label;
+  {
+    auto Good = CompiledModel::fromPlan(P);
+    ASSERT_TRUE(bool(Good));
+    auto Ctx = (*Good)->createContext();
+    ASSERT_TRUE(bool(Ctx)) << llvm::toString(Ctx.takeError());
+    std::vector<Tensor> In = randomInputs(*G, 3);
+    auto Out = (*Ctx)->runHost(In);
+    ASSERT_TRUE(bool(Out)) << llvm::toString(Out.takeError());
+  }
+  struct Corruption {
+    const char *Name;
+    std::function<void(ConvConfig &)> Apply;
+    const char *CudnnCall;
+  };
+  std::vector<Corruption> Cases = {
+      {"zero stride", [](ConvConfig &C) { C.Strides[0] = 0; },
+       "cudnnSetConvolutionNdDescriptor"},
+      {"unknown algorithm", [](ConvConfig &C) { C.Algo = 1000; },
+       "cudnnGetConvolutionForwardWorkspaceSize"},
+  };
+  for (const Corruption &K : Cases) {
+    SCOPED_TRACE(K.Name);
+    Plan Bad = P;
+    K.Apply(Bad.Convs[0]);
+    auto BadModel = CompiledModel::fromPlan(Bad);
+    ASSERT_TRUE(bool(BadModel));
+    llvm::Error E = (*BadModel)->loadOnDevice();
+    ASSERT_TRUE(bool(E)) << "cuDNN accepted the corrupt configuration";
+    std::string Msg = llvm::toString(std::move(E));
+    EXPECT_EQ(Msg.rfind(Label + ": ", 0), 0u) << Msg;
+    EXPECT_NE(Msg.find(K.CudnnCall), std::string::npos) << Msg;
+    EXPECT_NE(Msg.find("CUDNN_STATUS_"), std::string::npos) << Msg;
+  }
 }
 
 TEST(GpuRuntimeTest, KernelFaultIsStickyNamedAndRefusedAfter) {
