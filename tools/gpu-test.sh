@@ -19,7 +19,8 @@
 #      times cover the graph replay (each step's event costing <= 5 us), and
 #      the launched total is printed next to `solder bench --no-cuda-graph`;
 #   4b. compute-sanitizer's four tools over `solder run` of the shared
-#      models, fused, unfused and fp16, and memcheck over runtime GPU tests
+#      models and ResNet-50/BERT-base, fused, unfused and fp16, and
+#      memcheck over the runtime GPU tests
 #      (tools/gpu-sanitize.sh; SOLDER_SKIP_SANITIZER=1 skips it);
 #   4c. the Python module with PyTorch (tests/python/test_gpu.py: ResNet-50
 #      and a small BERT on torch CUDA tensors, zero copy, call overhead);
