@@ -515,8 +515,7 @@ Error ConvCall::chooseAlgo(cudnnHandle_t H, int &Algo, int &MathType) const {
   {
     // The Ex search runs on zeroed buffers of ours: the plain one
     // allocates its own and leaves them unwritten (compute-sanitizer's
-    // initcheck reported every read of them), and ours count where the
-    // caller's memory is.
+    // initcheck reported every read of them).
     Expected<size_t> Ws = searchWorkspaceBytes(H);
     if (!Ws)
       return Ws.takeError();
