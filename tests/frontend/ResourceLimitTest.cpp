@@ -117,18 +117,36 @@ TEST(ResourceLimits, RangeTo2To40IsRefused) {
   EXPECT_CONTAINS(compileError(B), "'range'");
 }
 
+/// x[1,1,2,2] resized by {1, 1, Scale, Scale}.
+static ModelBuilder resizeBy(float Scale) {
+  ModelBuilder B(17);
+  B.input("x", {"1", "1", "2", "2"});
+  B.initFloats("scales", {1, 1, Scale, Scale}, {4});
+  B.node("Resize", {"x", "", "scales"}, {"y"}, "resize");
+  B.output("y");
+  return B;
+}
+
 TEST(ResourceLimits, ResizeWithAHugeScaleIsRefused) {
-  // solder does not import Resize (yet): whatever its scales, the model is
-  // refused before anything is sized. When Resize is added, its shape
-  // inference must bound floor(dim * scale) before converting it.
-  for (float Scale : {1e9f, 1e30f, std::numeric_limits<float>::infinity()}) {
-    ModelBuilder B(17);
-    B.input("x", {"1", "1", "2", "2"});
-    B.initFloats("scales", {1, 1, Scale, Scale}, {4});
-    B.node("Resize", {"x", "", "scales"}, {"y"}, "resize");
-    B.output("y");
-    EXPECT_CONTAINS(compileError(B), "Resize");
+  // Shape inference bounds floor(dim * scale) before converting it, and
+  // the result is held to the tensor limit, naming the node.
+  struct Case {
+    float Scale;
+    const char *Says;
+  } Cases[] = {{1e9f, "would have more than"},
+               {1e30f, "is too large"},
+               {std::numeric_limits<float>::infinity(), "must be positive"}};
+  for (const Case &C : Cases) {
+    ModelBuilder B = resizeBy(C.Scale);
+    std::string E = compileError(B);
+    EXPECT_CONTAINS(E, "Resize node 'resize'");
+    EXPECT_CONTAINS(E, C.Says);
   }
+}
+
+TEST(ResourceLimits, ResizeWithAModestScaleCompiles) {
+  ModelBuilder B = resizeBy(3);
+  EXPECT_EQ(compileError(B), "");
 }
 
 TEST(ResourceLimits, PadTo2To40IsRefused) {
