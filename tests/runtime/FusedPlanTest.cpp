@@ -477,9 +477,10 @@ TEST(FusedPlanTest, NhwcConvTakesItsOwnBiasInTheCudnnCall) {
 }
 
 TEST(FusedPlanTest, NvrtcFailureNamesTheKernelsOnnxNodes) {
-  // A kernel NVRTC cannot compile (its source broken on purpose) fails the
-  // compile with NVRTC's log, the kernel's name and the ONNX nodes it
-  // implements; its twin, the same plan unbroken, compiles.
+  // A kernel NVRTC cannot compile (its source broken on purpose: an
+  // #error, a missing header) fails the compile with NVRTC's log, the kernel's
+  // name and the ONNX nodes it implements; its twin, the same plan unbroken,
+  // compiles.
   auto G =
       importOnnxFile(std::string(SOLDER_TEST_DATA_DIR) + "/fusion_chain.onnx");
   ASSERT_TRUE(bool(G)) << llvm::toString(G.takeError());
@@ -496,15 +497,28 @@ TEST(FusedPlanTest, NvrtcFailureNamesTheKernelsOnnxNodes) {
   ASSERT_NE(It, P->Kernels.end());
   Plan Good = *P;
   EXPECT_FALSE(bool(compilePlanKernels(Good, Opts)));
-  It->Source += "\n#error broken on purpose by the test\n";
-  llvm::Error E = compilePlanKernels(*P, Opts);
-  ASSERT_TRUE(bool(E));
-  std::string Msg = llvm::toString(std::move(E));
-  EXPECT_NE(Msg.find("NVRTC failed to compile kernel " + It->Name),
-            std::string::npos)
-      << Msg;
-  EXPECT_NE(Msg.find("broken on purpose"), std::string::npos) << Msg;
-  EXPECT_NE(Msg.find("implements ONNX nodes: " + It->NodeNames[0]),
-            std::string::npos)
-      << Msg;
+  // A compile error, and a header NVRTC cannot find (as when the CUDA
+  // include folder is missing).
+  size_t Index = size_t(It - P->Kernels.begin());
+  for (const char *Breakage :
+       {"\n#error broken on purpose by the test\n",
+        "\n#include \"solder_missing_header_on_purpose.h\"\n"}) {
+    SCOPED_TRACE(Breakage);
+    Plan Bad = *P;
+    Bad.Kernels[Index].Source += Breakage;
+    llvm::Error E = compilePlanKernels(Bad, Opts);
+    ASSERT_TRUE(bool(E));
+    std::string Msg = llvm::toString(std::move(E));
+    EXPECT_NE(Msg.find("NVRTC failed to compile kernel " + It->Name),
+              std::string::npos)
+        << Msg;
+    EXPECT_NE(Msg.find(llvm::StringRef(Breakage).contains("#error")
+                           ? "broken on purpose"
+                           : "solder_missing_header_on_purpose.h"),
+              std::string::npos)
+        << Msg;
+    EXPECT_NE(Msg.find("implements ONNX nodes: " + It->NodeNames[0]),
+              std::string::npos)
+        << Msg;
+  }
 }
