@@ -16,6 +16,8 @@
 #   SOLDER_SANITIZE_TIMEOUT  seconds per run (default 300)
 #   SOLDER_SANITIZE_MODELS   model names to run (default: all)
 #   SOLDER_SANITIZE_EXPORTS=0  skip exporting ResNet-50 and BERT-base
+#   SOLDER_SANITIZE_TEST_TOOLS  tools run over the runtime GPU tests
+#                            (default: memcheck; each takes minutes)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${1:-build}
@@ -141,8 +143,10 @@ done
 # reports that fault, and the test's child processes hung under it). About
 # 6 minutes on an H100.
 LIMIT=$((LIMIT > 900 ? LIMIT : 900))
-check "runtime-tests" memcheck "$BUILD/tests/solder_runtime_tests" \
-  --gtest_filter='-GpuRuntimeTest.KernelFaultIsStickyNamedAndRefusedAfter'
+for tool in ${SOLDER_SANITIZE_TEST_TOOLS:-memcheck}; do
+  check "runtime-tests" "$tool" "$BUILD/tests/solder_runtime_tests" \
+    --gtest_filter='-GpuRuntimeTest.KernelFaultIsStickyNamedAndRefusedAfter'
+done
 
 echo "compute-sanitizer: $FAILED failing run(s); logs in $LOGS"
 [ $FAILED -eq 0 ]
