@@ -123,24 +123,6 @@ emitFusedKernel(const Node &Group, llvm::ArrayRef<const Node *> Nodes,
   if (auto E = [&]() -> llvm::Error {
         auto Kernel = B.beginKernel();
         FusedValueEmitter VE(B, Group, Nodes);
-        // Computes and stores every result at the domain coordinates C;
-        // Store(R, V) gives the store statement of result R's storage value V.
-        auto EmitResults =
-            [&](const Coords &C,
-                llvm::function_ref<std::string(size_t, const std::string &)>
-                    Store) -> llvm::Error {
-          for (size_t R = 0; R < OutBody.size(); ++R) {
-            auto V = VE.compute(OutBody[R], C);
-            if (!V)
-              return V.takeError();
-            std::string Val = *V;
-            if (Perturb && R == 0)
-              Val = emitPerturbation(P, OutBody[R]->dtype(), Val);
-            P.line(Store(R, storeExpr(OutBody[R]->dtype(), Val)));
-          }
-          return llvm::Error::success();
-        };
-
         if (Vector) {
           auto Loop = B.gridStrideLoop("v", Count / Lanes);
           for (size_t I = 0; I < Reads.size(); ++I) {
@@ -172,8 +154,8 @@ emitFusedKernel(const Node &Group, llvm::ArrayRef<const Node *> Nodes,
               C.push_back(Domain[D] == 1 ? "0"
                                          : "<lane" + std::to_string(D) + ">");
             VE.registerLinear(Domain, C, "k");
-            if (auto E = EmitResults(C, [](size_t R, const std::string &V) {
-                  return "q" + std::to_string(R) + "[k] = " + V + ";";
+            if (auto E = VE.storeResults(OutBody, C, Perturb, [](size_t R) {
+                  return "q" + std::to_string(R) + "[k]";
                 }))
               return E;
           }
@@ -185,8 +167,8 @@ emitFusedKernel(const Node &Group, llvm::ArrayRef<const Node *> Nodes,
           for (size_t I = 0; I < Reads.size(); ++I)
             VE.setParam(Reads[I], InParams[I]);
           Coords C = VE.delinearize("i", Domain);
-          if (auto E = EmitResults(C, [&](size_t R, const std::string &V) {
-                return OutParams[R] + "[i] = " + V + ";";
+          if (auto E = VE.storeResults(OutBody, C, Perturb, [&](size_t R) {
+                return OutParams[R] + "[i]";
               }))
             return E;
         }

@@ -196,6 +196,24 @@ std::string emitPerturbation(CudaPrinter &P, DType T, const std::string &V) {
   return Name;
 }
 
+llvm::Error FusedValueEmitter::storeResults(
+    llvm::ArrayRef<const Value *> Results, const Coords &C, bool Perturb,
+    llvm::function_ref<std::string(size_t)> Target) {
+  for (size_t R = 0; R < Results.size(); ++R) {
+    std::string To = Target(R);
+    if (To.empty())
+      continue;
+    auto V = compute(Results[R], C);
+    if (!V)
+      return V.takeError();
+    std::string Val = *V;
+    if (Perturb && R == 0)
+      Val = emitPerturbation(P, Results[R]->dtype(), Val);
+    P.line(To + " = " + storeExpr(Results[R]->dtype(), Val) + ";");
+  }
+  return llvm::Error::success();
+}
+
 //===----------------------------------------------------------------------===//
 // FusedValueEmitter
 //===----------------------------------------------------------------------===//

@@ -94,6 +94,14 @@ public:
   /// reduced value).
   void remember(const Value *V, const Coords &C, std::string Expr);
 
+  /// Computes each of Results at C and prints `Target(R) = value;`, the
+  /// value converted to the result's storage type; a result whose target
+  /// is empty is skipped. With Perturb, result 0 is perturbed first
+  /// (`solder compare`'s self-test).
+  llvm::Error storeResults(llvm::ArrayRef<const Value *> Results,
+                           const Coords &C, bool Perturb,
+                           llvm::function_ref<std::string(size_t)> Target);
+
   /// The coordinates of the linear row-major index Lin over D, as inline
   /// expressions (canonical: equal for equal non-unit dims); remembers
   /// that they linearize back to Lin.

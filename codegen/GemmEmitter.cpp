@@ -622,20 +622,12 @@ llvm::Expected<GeneratedKernel> emitGeneratedGemm(const Node &Group,
       return llvm::Error::success();
     };
     auto StoreResults = [&](const Coords &C, bool Late) -> llvm::Error {
-      for (size_t R = 0; R < OutBody.size(); ++R) {
+      return VE.storeResults(OutBody, C, Perturb, [&](size_t R) {
         if (AfterNorm[R] != Late)
-          continue;
-        auto V = VE.compute(OutBody[R], C);
-        if (!V)
-          return V.takeError();
-        std::string Val = *V;
-        if (Perturb && R == 0)
-          Val = emitPerturbation(P, OutBody[R]->dtype(), Val);
-        P.line((Pairs ? "sv" + std::to_string(R) + "[e]"
-                      : OutParams[R] + "[row * N + col]") +
-               " = " + storeExpr(OutBody[R]->dtype(), Val) + ";");
-      }
-      return llvm::Error::success();
+          return std::string();
+        return Pairs ? "sv" + std::to_string(R) + "[e]"
+                     : OutParams[R] + "[row * N + col]";
+      });
     };
 
     if (!S.Norm) {
