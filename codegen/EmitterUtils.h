@@ -14,6 +14,7 @@
 #include "codegen/ExprTable.h"
 #include "codegen/GeneratedKernel.h"
 #include "codegen/KernelEmitter.h"
+#include "ir/ReduceKind.h"
 #include "llvm/ADT/SmallVector.h"
 #include <optional>
 #include <string>
@@ -160,24 +161,10 @@ private:
   std::optional<CudaPrinter::Scope> Loop;
 };
 
-/// How a row reduction combines elements (the Reduce* ops; L2, LogSum and
-/// LogSumExp for float types only).
-enum class RowReduceKind {
-  Sum,
-  Mean,
-  Max,
-  Min,
-  Prod,
-  L1,
-  L2,
-  LogSum,
-  LogSumExp,
-  SumSquare
-};
 /// Y[row] = reduce over the Reduced dims of X, rows being the kept dims in
 /// order (Y's row-major layout). Used by Reduce* and the global pools.
 llvm::Error emitRowReduce(KernelBuilder &B, const Value *X, const Value *Y,
-                          llvm::ArrayRef<bool> Reduced, RowReduceKind Kind);
+                          llvm::ArrayRef<bool> Reduced, ReduceKind Kind);
 
 // Family entry points: each registers parameters, prints the kernel and
 // sets the launch, or returns an error naming the node.

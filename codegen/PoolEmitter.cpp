@@ -137,7 +137,8 @@ llvm::Error emitWindowPool(KernelBuilder &B) {
   for (unsigned I = 0; I < R; ++I)
     H[I] = B.let("h", C[I + 1] + " * " + B.lit(W.Stride[I]) + " - " +
                           B.lit(W.PadBegin[I]));
-  std::string Plane = C[0] == "0" ? "0" : C[0] + " * " + B.lit(InPlane * Channels);
+  std::string Plane =
+      C[0] == "0" ? "0" : C[0] + " * " + B.lit(InPlane * Channels);
   if (Nhwc && C.back() != "0")
     Plane += " + " + C.back();
   P.line("const " + P.storageType(T) + " *x = " + In + " + " + Plane + ";");
@@ -219,8 +220,8 @@ llvm::Error emitGlobalPool(KernelBuilder &B) {
   llvm::SmallVector<bool, 6> Reduced(Rank, true);
   Reduced[0] = Reduced[1] = false;
   return emitRowReduce(B, X, N.result(0), Reduced,
-                       N.kind() == OpKind::GlobalMaxPool ? RowReduceKind::Max
-                                                         : RowReduceKind::Mean);
+                       N.kind() == OpKind::GlobalMaxPool ? ReduceKind::Max
+                                                         : ReduceKind::Mean);
 }
 
 llvm::Error emitLRN(KernelBuilder &B) {

@@ -168,30 +168,30 @@ struct RowReduceRule {
 };
 } // namespace
 
-static RowReduceRule rowReduceRule(RowReduceKind Kind, DType T, int64_t Len) {
+static RowReduceRule rowReduceRule(ReduceKind Kind, DType T, int64_t Len) {
   std::string F = computeDType(T) == DType::F64 ? "" : "f";
   std::string Zero = computeLiteral(T, 0);
   switch (Kind) {
-  case RowReduceKind::Sum:
+  case ReduceKind::Sum:
     return {Zero, "acc += v;", "SolderSum", "acc"};
-  case RowReduceKind::Mean:
+  case ReduceKind::Mean:
     return {Zero, "acc += v;", "SolderSum",
             "acc / " + computeLiteral(T, double(Len))};
-  case RowReduceKind::Max:
+  case ReduceKind::Max:
     return {lowestLiteral(T), "acc = solder_max(acc, v);", "SolderMax", "acc"};
-  case RowReduceKind::Min:
+  case ReduceKind::Min:
     return {highestLiteral(T), "acc = solder_min(acc, v);", "SolderMin", "acc"};
-  case RowReduceKind::Prod:
+  case ReduceKind::Prod:
     return {computeLiteral(T, 1), "acc *= v;", "SolderProd", "acc"};
-  case RowReduceKind::L1:
+  case ReduceKind::L1:
     return {Zero, "acc += solder_abs(v);", "SolderSum", "acc"};
-  case RowReduceKind::L2:
+  case ReduceKind::L2:
     return {Zero, "acc += v * v;", "SolderSum", "sqrt" + F + "(acc)"};
-  case RowReduceKind::SumSquare:
+  case ReduceKind::SumSquare:
     return {Zero, "acc += v * v;", "SolderSum", "acc"};
-  case RowReduceKind::LogSum:
+  case ReduceKind::LogSum:
     return {Zero, "acc += v;", "SolderSum", "log" + F + "(acc)"};
-  case RowReduceKind::LogSumExp:
+  case ReduceKind::LogSumExp:
     return {Zero, "acc += exp" + F + "(v - shift);", "SolderSum",
             "shift + log" + F + "(acc)"};
   }
@@ -199,22 +199,21 @@ static RowReduceRule rowReduceRule(RowReduceKind Kind, DType T, int64_t Len) {
 }
 
 llvm::Error emitRowReduce(KernelBuilder &B, const Value *X, const Value *Y,
-                          llvm::ArrayRef<bool> Reduced, RowReduceKind Kind) {
+                          llvm::ArrayRef<bool> Reduced, ReduceKind Kind) {
   const Node &N = B.node();
   DType T = X->dtype();
   if (T == DType::Bool)
     return nodeError(N, "code generation does not support " + N.opName() +
                             " on bool");
-  bool NeedsFloat = Kind == RowReduceKind::L2 ||
-                    Kind == RowReduceKind::LogSum ||
-                    Kind == RowReduceKind::LogSumExp;
+  bool NeedsFloat = Kind == ReduceKind::L2 || Kind == ReduceKind::LogSum ||
+                    Kind == ReduceKind::LogSumExp;
   if (NeedsFloat && !isFloat(T))
     return nodeError(N, "code generation does not support " + N.opName() +
                             " on " + dtypeName(T));
   RowPlan Plan = planRows(dimsOf(X), Reduced, B.opts().BlockSize);
   RowReduceRule Rule = rowReduceRule(Kind, T, Plan.Len);
-  bool Original = Kind == RowReduceKind::Sum || Kind == RowReduceKind::Mean ||
-                  Kind == RowReduceKind::Max;
+  bool Original = Kind == ReduceKind::Sum || Kind == ReduceKind::Mean ||
+                  Kind == ReduceKind::Max;
   if (!Original)
     B.p().declare("reduce-more", MoreReduceHelpers);
   std::string Out = B.addOutput(Y);
@@ -223,7 +222,7 @@ llvm::Error emitRowReduce(KernelBuilder &B, const Value *X, const Value *Y,
   std::string Acc = computeTypeName(T).str();
   auto Kernel = B.beginKernel();
   RowKernel R(B, Plan);
-  if (Kind == RowReduceKind::LogSumExp) {
+  if (Kind == ReduceKind::LogSumExp) {
     // Sums exp(x - max) so large inputs do not overflow; an infinite max
     // (or an empty row's -inf) shifts by 0, which keeps the result exact.
     emitRowMax(P, R, T, In);
@@ -250,33 +249,6 @@ llvm::Error emitRowReduce(KernelBuilder &B, const Value *X, const Value *Y,
   return llvm::Error::success();
 }
 
-static std::optional<RowReduceKind> rowReduceKindOf(OpKind K) {
-  switch (K) {
-  case OpKind::ReduceMean:
-    return RowReduceKind::Mean;
-  case OpKind::ReduceSum:
-    return RowReduceKind::Sum;
-  case OpKind::ReduceMax:
-    return RowReduceKind::Max;
-  case OpKind::ReduceMin:
-    return RowReduceKind::Min;
-  case OpKind::ReduceProd:
-    return RowReduceKind::Prod;
-  case OpKind::ReduceL1:
-    return RowReduceKind::L1;
-  case OpKind::ReduceL2:
-    return RowReduceKind::L2;
-  case OpKind::ReduceLogSum:
-    return RowReduceKind::LogSum;
-  case OpKind::ReduceLogSumExp:
-    return RowReduceKind::LogSumExp;
-  case OpKind::ReduceSumSquare:
-    return RowReduceKind::SumSquare;
-  default:
-    return std::nullopt;
-  }
-}
-
 static llvm::Error emitReduceOp(KernelBuilder &B) {
   const Node &N = B.node();
   const Value *X = N.operand(0);
@@ -297,7 +269,7 @@ static llvm::Error emitReduceOp(KernelBuilder &B) {
   }
   if (!HaveAxes && !N.attrs().getInt("noop_with_empty_axes", 0))
     Reduced.assign(Rank, true);
-  auto Kind = rowReduceKindOf(N.kind());
+  auto Kind = reduceKindOf(N.kind());
   assert(Kind && "emitReduceOp called on a node that is not a Reduce*");
   return emitRowReduce(B, X, N.result(0), Reduced, *Kind);
 }

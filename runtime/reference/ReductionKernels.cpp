@@ -10,6 +10,7 @@
 // axes costs one pass. Row statistics are kept in double.
 //
 //===----------------------------------------------------------------------===//
+#include "ir/ReduceKind.h"
 #include "runtime/reference/KernelUtils.h"
 #include <algorithm>
 #include <cmath>
@@ -23,19 +24,6 @@ namespace ref {
 //===----------------------------------------------------------------------===//
 
 namespace {
-enum class ReduceKind {
-  Sum,
-  Mean,
-  Max,
-  Min,
-  Prod,
-  L1,
-  L2,
-  LogSum,
-  LogSumExp,
-  SumSquare
-};
-
 /// The accumulator of a compute type: double for floats, 64-bit integers of
 /// the same signedness for integers and bools.
 template <typename C>
