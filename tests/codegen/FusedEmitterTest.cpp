@@ -502,17 +502,26 @@ TEST(FusedReduction, ResidualAddLayerNormStoresTheSum) {
   EXPECT_FALSE(has(P.Source, "st1[e] = perturbed")) << P.Source;
 }
 
+/// Residual add + LayerNorm over 128 f16 rows of Cols, as reduction group 3.
+static std::unique_ptr<Graph> addLayerNormRows(int64_t Cols) {
+  std::string Text = R"(  input %x : f16[128,C]
+  input %r : f16[128,C]
+  input %s : f16[C]
+  input %b : f16[C]
+  %h = Add(%x, %r) : f16[128,C] @"add"
+  %n = LayerNormalization(%h, %s, %b) {axis = -1, epsilon = 1e-05} : f16[128,C] @"ln"
+  output %n)";
+  std::string N = std::to_string(Cols);
+  for (size_t P = Text.find("C]"); P != std::string::npos;
+       P = Text.find("C]", P))
+    Text.replace(P, 1, N);
+  return grouped(Text, {"add", "ln"}, GroupKind::Reduction, 3);
+}
+
 // f16 rows of 768: each lane moves 16 bytes (8 halves) per access of X,
 // gamma, beta and the result; the statistics are unchanged.
 TEST(FusedReduction, LayerNormRowsMoveSixteenByteVectors) {
-  auto G = grouped(R"(  input %x : f16[128,768]
-  input %r : f16[128,768]
-  input %s : f16[768]
-  input %b : f16[768]
-  %h = Add(%x, %r) : f16[128,768] @"add"
-  %n = LayerNormalization(%h, %s, %b) {axis = -1, epsilon = 1e-05} : f16[128,768] @"ln"
-  output %n)",
-                   {"add", "ln"}, GroupKind::Reduction, 3);
+  auto G = addLayerNormRows(768);
   ASSERT_TRUE(G);
   GeneratedKernel K = theKernel(*G);
   EXPECT_TRUE(has(K.Source, "float xv[24];")) << K.Source;
@@ -531,14 +540,7 @@ TEST(FusedReduction, LayerNormRowsMoveSixteenByteVectors) {
 // Negative twin: rows of 100 halves split into no whole vectors per lane
 // (100 is no multiple of 32 lanes x 2, 4 or 8): element accesses.
 TEST(FusedReduction, RowsThatSplitUnevenlyStayElementAccesses) {
-  auto G = grouped(R"(  input %x : f16[128,100]
-  input %r : f16[128,100]
-  input %s : f16[100]
-  input %b : f16[100]
-  %h = Add(%x, %r) : f16[128,100] @"add"
-  %n = LayerNormalization(%h, %s, %b) {axis = -1, epsilon = 1e-05} : f16[128,100] @"ln"
-  output %n)",
-                   {"add", "ln"}, GroupKind::Reduction, 3);
+  auto G = addLayerNormRows(100);
   ASSERT_TRUE(G);
   GeneratedKernel K = theKernel(*G);
   EXPECT_FALSE(has(K.Source, "uint")) << K.Source;
