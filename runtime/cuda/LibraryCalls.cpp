@@ -3,6 +3,7 @@
 #include "runtime/cuda/CudaLibraries.h"
 #include "llvm/ADT/SmallVector.h"
 #include <algorithm>
+#include <array>
 #include <vector>
 
 using namespace llvm;
@@ -368,70 +369,71 @@ size_t numBytes(ArrayRef<int64_t> Dims, DType T) {
   return N;
 }
 
-/// Device buffers for timing one convolution, zeroed, freed on scope exit.
-struct ScratchBuffers {
+} // namespace
+
+/// Device buffers for timing one convolution as it runs (X, W, Y, and
+/// the bias and z of a fused call), zeroed, freed on scope exit, and the
+/// largest workspace up to what the search asked for that the device
+/// could give.
+struct ConvScratch {
+  void *X = nullptr, *W = nullptr, *Y = nullptr, *Bias = nullptr, *Z = nullptr,
+       *Work = nullptr;
+  size_t WorkBytes = 0;
   std::vector<void *> Ptrs;
-  ~ScratchBuffers() {
+  ConvScratch() = default;
+  ConvScratch(const ConvScratch &) = delete;
+  ConvScratch &operator=(const ConvScratch &) = delete;
+  ~ConvScratch() {
     for (void *P : Ptrs)
       cudaFree(P);
   }
-  Expected<void *> get(size_t Bytes) {
+  /// Null when the device is out of memory.
+  void *get(size_t Bytes) {
     void *P = nullptr;
-    if (cudaMalloc(&P, std::max<size_t>(Bytes, 256)) != cudaSuccess) {
+    Bytes = std::max<size_t>(Bytes, 256);
+    if (cudaMalloc(&P, Bytes) != cudaSuccess) {
       cudaGetLastError();
-      return createStringError(inconvertibleErrorCode(),
-                               "out of device memory timing a convolution");
+      return nullptr;
     }
     Ptrs.push_back(P);
-    cudaMemset(P, 0, std::max<size_t>(Bytes, 256));
+    cudaMemset(P, 0, Bytes);
     return P;
   }
-  /// X, W and Y of C's shapes, and a workspace of WorkspaceBytes.
-  Error operands(const ConvConfig &C, size_t WorkspaceBytes, void *&X, void *&W,
-                 void *&Y, void *&Workspace) {
-    for (auto [Ptr, Bytes] :
-         {std::pair<void **, size_t>{&X, numBytes(C.XDims, C.Elem)},
-          {&W, numBytes(C.WDims, C.Elem)},
-          {&Y, numBytes(C.YDims, C.Elem)},
-          {&Workspace, WorkspaceBytes}}) {
-      Expected<void *> P = get(Bytes);
-      if (!P)
-        return P.takeError();
-      *Ptr = *P;
+  /// False when the operands do not fit on the device. The workspace
+  /// halves from Wanted until it fits (down to 1 MiB, then none): a full
+  /// GPU searches fewer algorithms, as cuDNN's own search skips those it
+  /// cannot allocate for, rather than failing the load.
+  bool allocate(const ConvConfig &C, size_t Wanted) {
+    X = get(numBytes(C.XDims, C.Elem));
+    W = X ? get(numBytes(C.WDims, C.Elem)) : nullptr;
+    Y = W ? get(numBytes(C.YDims, C.Elem)) : nullptr;
+    if (!Y)
+      return false;
+    if (C.Fused) {
+      Bias = get(numBytes({C.YDims[1]}, C.Elem));
+      if (!Bias)
+        return false;
+      if (C.HasZ && !(Z = get(numBytes(C.YDims, C.Elem))))
+        return false;
     }
-    return Error::success();
+    for (WorkBytes = Wanted; WorkBytes; WorkBytes /= 2) {
+      if (WorkBytes < (size_t(1) << 20))
+        WorkBytes = 0;
+      else if ((Work = get(WorkBytes)))
+        break;
+    }
+    return true;
   }
 };
-
-} // namespace
 
 /// cudnnFind runs each algorithm once, so for small problems (batch 1, a
 /// few microseconds per call) its order is mostly noise and the choice
 /// changed from process to process (ResNet-50 b1: 2.5 to 3.2 ms per run).
 /// The fastest few are timed again here, several runs each, on the model's
-/// real shapes, and the fastest on average wins.
+/// real shapes and the search's buffers, and the fastest on average wins.
 Expected<int> ConvCall::retime(cudnnHandle_t H,
                                ArrayRef<std::pair<int, int>> Choices,
-                               size_t WorkspaceBytes) const {
-  const ConvConfig &C = *Config;
-  ScratchBuffers S;
-  void *X, *W, *Y, *Ws;
-  if (Error E = S.operands(C, WorkspaceBytes, X, W, Y, Ws))
-    return E;
-  // A fused call is timed as it runs: with its bias and z.
-  void *Bias = nullptr, *Z = nullptr;
-  if (C.Fused) {
-    Expected<void *> B = S.get(numBytes({C.YDims[1]}, C.Elem));
-    if (!B)
-      return B.takeError();
-    Bias = *B;
-    if (C.HasZ) {
-      Expected<void *> Zs = S.get(numBytes(C.YDims, C.Elem));
-      if (!Zs)
-        return Zs.takeError();
-      Z = *Zs;
-    }
-  }
+                               const ConvScratch &S) const {
   cudaEvent_t Start, Stop;
   SOLDER_CUDA_TRY(cudaEventCreate(&Start), "cudaEventCreate");
   SOLDER_CUDA_TRY(cudaEventCreate(&Stop), "cudaEventCreate");
@@ -439,7 +441,7 @@ Expected<int> ConvCall::retime(cudnnHandle_t H,
   float BestMs = 0;
   Error Failure = Error::success();
   for (size_t I = 0; I < Choices.size() && !Failure; ++I) {
-    ConvConfig Trial = C;
+    ConvConfig Trial = *Config;
     Trial.Algo = Choices[I].first;
     Trial.MathType = Choices[I].second;
     ConvCall Call;
@@ -448,7 +450,8 @@ Expected<int> ConvCall::retime(cudnnHandle_t H,
       if (R == RetimeWarmup)
         cudaEventRecord(Start, nullptr);
       // The handle runs on the legacy default stream, like the events.
-      Failure = Call.enqueue(H, X, W, Y, Bias, Z, Ws, WorkspaceBytes);
+      Failure =
+          Call.enqueue(H, S.X, S.W, S.Y, S.Bias, S.Z, S.Work, S.WorkBytes);
     }
     if (Failure)
       break;
@@ -468,14 +471,12 @@ Expected<int> ConvCall::retime(cudnnHandle_t H,
   return Best;
 }
 
-/// The largest workspace any algorithm needs for this problem, up to
-/// ConvWorkspaceLimit: what the search is given, so that it can try
+/// Asks for every algorithm's workspace, so that the search can try
 /// every algorithm the plan may pick.
-Expected<size_t> ConvCall::searchWorkspaceBytes(cudnnHandle_t H) const {
-  const ConvConfig &C = *Config;
+size_t ConvCall::searchWorkspaceBytes(cudnnHandle_t H) const {
   size_t Max = 0;
-  int Count = C.Transpose ? int(CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT)
-                          : int(CUDNN_CONVOLUTION_FWD_ALGO_COUNT);
+  int Count = Config->Transpose ? int(CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT)
+                                : int(CUDNN_CONVOLUTION_FWD_ALGO_COUNT);
   for (int A = 0; A < Count; ++A) {
     size_t Bytes = 0;
     cudnnStatus_t S = queryWorkspace(H, A, Bytes);
@@ -487,7 +488,8 @@ Expected<size_t> ConvCall::searchWorkspaceBytes(cudnnHandle_t H) const {
   return Max;
 }
 
-Error ConvCall::chooseAlgo(cudnnHandle_t H, int &Algo, int &MathType) const {
+Error ConvCall::chooseAlgo(cudnnHandle_t H, int &Algo, int &MathType,
+                           bool Search) const {
   const ConvConfig &C = *Config;
   // fp16/bf16 NHWC: the tensor-core implicit GEMM, which the fused calls
   // with ReLU must run anyway. Measuring would mislead: cudnnFind and the
@@ -506,41 +508,34 @@ Error ConvCall::chooseAlgo(cudnnHandle_t H, int &Algo, int &MathType) const {
   constexpr int MaxResults = 16;
   int Returned = 0;
   std::vector<Candidate> Usable;
+  // The Ex search runs on zeroed buffers of ours: the plain one
+  // allocates its own and leaves them unwritten (compute-sanitizer's
+  // initcheck reported every read of them).
+  ConvScratch S;
+  bool Measurable = Search && S.allocate(C, searchWorkspaceBytes(H));
   auto Consider = [&](auto &Perf) {
-    if (Perf.status == CUDNN_STATUS_SUCCESS &&
-        Perf.memory <= ConvWorkspaceLimit && mathAllowed(C, Perf.mathType))
+    if (Perf.status == CUDNN_STATUS_SUCCESS && Perf.memory <= S.WorkBytes &&
+        mathAllowed(C, Perf.mathType))
       Usable.push_back(
           {int(Perf.algo), int(Perf.mathType), Perf.memory, Perf.time});
   };
-  {
-    // The Ex search runs on zeroed buffers of ours: the plain one
-    // allocates its own and leaves them unwritten (compute-sanitizer's
-    // initcheck reported every read of them).
-    Expected<size_t> Ws = searchWorkspaceBytes(H);
-    if (!Ws)
-      return Ws.takeError();
-    ScratchBuffers S;
-    void *X, *W, *Y, *Work;
-    if (Error E = S.operands(C, *Ws, X, W, Y, Work))
-      return E;
-    if (!C.Transpose) {
-      cudnnConvolutionFwdAlgoPerf_t Perf[MaxResults];
-      SOLDER_CUDNN_TRY(cudaLibs().cudnnFindConvolutionForwardAlgorithmEx(
-                           H, XDesc, X, WDesc, W, ConvDesc, YDesc, Y,
-                           MaxResults, &Returned, Perf, Work, *Ws),
-                       "cudnnFindConvolutionForwardAlgorithmEx");
-      for (int I = 0; I < Returned; ++I)
-        Consider(Perf[I]);
-    } else {
-      // Transposed: cuDNN's backward data, dy = X and dx = Y.
-      cudnnConvolutionBwdDataAlgoPerf_t Perf[MaxResults];
-      SOLDER_CUDNN_TRY(cudaLibs().cudnnFindConvolutionBackwardDataAlgorithmEx(
-                           H, WDesc, W, XDesc, X, ConvDesc, YDesc, Y,
-                           MaxResults, &Returned, Perf, Work, *Ws),
-                       "cudnnFindConvolutionBackwardDataAlgorithmEx");
-      for (int I = 0; I < Returned; ++I)
-        Consider(Perf[I]);
-    }
+  if (Measurable && !C.Transpose) {
+    cudnnConvolutionFwdAlgoPerf_t Perf[MaxResults];
+    SOLDER_CUDNN_TRY(cudaLibs().cudnnFindConvolutionForwardAlgorithmEx(
+                         H, XDesc, S.X, WDesc, S.W, ConvDesc, YDesc, S.Y,
+                         MaxResults, &Returned, Perf, S.Work, S.WorkBytes),
+                     "cudnnFindConvolutionForwardAlgorithmEx");
+    for (int I = 0; I < Returned; ++I)
+      Consider(Perf[I]);
+  } else if (Measurable) {
+    // Transposed: cuDNN's backward data, dy = X and dx = Y.
+    cudnnConvolutionBwdDataAlgoPerf_t Perf[MaxResults];
+    SOLDER_CUDNN_TRY(cudaLibs().cudnnFindConvolutionBackwardDataAlgorithmEx(
+                         H, WDesc, S.W, XDesc, S.X, ConvDesc, YDesc, S.Y,
+                         MaxResults, &Returned, Perf, S.Work, S.WorkBytes),
+                     "cudnnFindConvolutionBackwardDataAlgorithmEx");
+    for (int I = 0; I < Returned; ++I)
+      Consider(Perf[I]);
   }
   if (!Usable.empty()) {
     // cuDNN returns them fastest first.
@@ -548,12 +543,9 @@ Error ConvCall::chooseAlgo(cudnnHandle_t H, int &Algo, int &MathType) const {
     size_t Pick = 0;
     if (Usable.size() > 1) {
       std::vector<std::pair<int, int>> Choices;
-      size_t Ws = 0;
-      for (const Candidate &K : Usable) {
+      for (const Candidate &K : Usable)
         Choices.push_back({K.Algo, K.MathType});
-        Ws = std::max(Ws, K.Memory);
-      }
-      Expected<int> Best = retime(H, Choices, Ws);
+      Expected<int> Best = retime(H, Choices, S);
       if (!Best)
         return Best.takeError();
       Pick = size_t(*Best);
@@ -562,20 +554,29 @@ Error ConvCall::chooseAlgo(cudnnHandle_t H, int &Algo, int &MathType) const {
     MathType = Usable[Pick].MathType;
     return Error::success();
   }
-  // Nothing measured usable (seen for a few small problems): take the
-  // implicit GEMM algorithm, which supports every fp32/fp16 NCHW problem
-  // with FMA math and no workspace.
-  Algo = C.Transpose ? int(CUDNN_CONVOLUTION_BWD_DATA_ALGO_1)
-                     : int(CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM);
+  // Nothing measured usable (seen for a few small problems), no room on
+  // the device to measure, or no search asked for: the implicit GEMM,
+  // which supports every fp32/fp16 NCHW problem with FMA math and no
+  // workspace, else its precomputed form (NHWC problems).
   MathType = int(defaultMath(C));
-  size_t Bytes = 0;
-  cudnnStatus_t S = queryWorkspace(H, Algo, Bytes);
-  if (S == CUDNN_STATUS_SUCCESS)
-    return Error::success();
-  return createStringError(
-      inconvertibleErrorCode(),
-      "cuDNN found no usable algorithm (" + Twine(Returned) +
-          " measured, fallback: " + cudaLibs().cudnnGetErrorString(S) + ")");
+  cudnnStatus_t Status = CUDNN_STATUS_SUCCESS;
+  const std::array<int, 2> Fallbacks =
+      C.Transpose ? std::array<int, 2>{CUDNN_CONVOLUTION_BWD_DATA_ALGO_1,
+                                       CUDNN_CONVOLUTION_BWD_DATA_ALGO_0}
+                  : std::array<int, 2>{
+                        CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM,
+                        CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM};
+  for (int Fallback : Fallbacks) {
+    size_t Bytes = 0;
+    Algo = Fallback;
+    Status = queryWorkspace(H, Algo, Bytes);
+    if (Status == CUDNN_STATUS_SUCCESS && Bytes <= ConvWorkspaceLimit)
+      return Error::success();
+  }
+  return createStringError(inconvertibleErrorCode(),
+                           "cuDNN found no usable algorithm (" +
+                               Twine(Returned) + " measured, fallback: " +
+                               cudaLibs().cudnnGetErrorString(Status) + ")");
 }
 
 cudnnStatus_t ConvCall::queryWorkspace(cudnnHandle_t H, int Algo,

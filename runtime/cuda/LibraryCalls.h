@@ -53,6 +53,8 @@ private:
                          LayoutC = nullptr, LayoutD = nullptr;
 };
 
+struct ConvScratch;
+
 class ConvCall {
 public:
   ConvCall() = default;
@@ -64,9 +66,15 @@ public:
   llvm::Error init(const ConvConfig &C);
   /// Measures the algorithms (at model load) and fills Algo and MathType.
   /// A fused call with ReLU takes IMPLICIT_PRECOMP_GEMM, the only
-  /// algorithm cudnnConvolutionBiasActivationForward supports with it.
-  llvm::Error chooseAlgo(cudnnHandle_t H, int &Algo, int &MathType) const;
+  /// algorithm cudnnConvolutionBiasActivationForward supports with it;
+  /// without Search, fp32 and NCHW ones take the implicit GEMM.
+  llvm::Error chooseAlgo(cudnnHandle_t H, int &Algo, int &MathType,
+                         bool Search = true) const;
   llvm::Expected<size_t> workspaceBytes(cudnnHandle_t H) const;
+  /// The workspace the algorithm search asks for: the largest any
+  /// algorithm needs, up to ConvWorkspaceLimit. The search takes less
+  /// where the device has less.
+  size_t searchWorkspaceBytes(cudnnHandle_t H) const;
   /// Bias is read by fused calls, Z by fused calls with HasZ (null
   /// otherwise).
   llvm::Error enqueue(cudnnHandle_t H, const void *X, const void *W, void *Y,
@@ -78,8 +86,7 @@ private:
   /// scratch buffers.
   llvm::Expected<int> retime(cudnnHandle_t H,
                              llvm::ArrayRef<std::pair<int, int>> Choices,
-                             size_t WorkspaceBytes) const;
-  llvm::Expected<size_t> searchWorkspaceBytes(cudnnHandle_t H) const;
+                             const ConvScratch &S) const;
   /// cuDNN's workspace size for Algo on this problem.
   cudnnStatus_t queryWorkspace(cudnnHandle_t H, int Algo, size_t &Bytes) const;
   const ConvConfig *Config = nullptr;

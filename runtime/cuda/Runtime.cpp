@@ -32,6 +32,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <nvtx3/nvToolsExt.h>
@@ -608,6 +609,11 @@ Error CompiledModel::Impl::loadOnce() {
     cudnnHandle_t Dnn;
     SOLDER_CUDNN_TRY(cudaLibs().cudnnCreate(&Dnn), "cudnnCreate");
     std::map<std::string, std::pair<int, int>> Cache;
+    // SOLDER_CUDNN_SEARCH=0 skips the measured search (each conv takes the
+    // implicit GEMM): under compute-sanitizer's racecheck the search runs
+    // every algorithm cuDNN has, minutes per model.
+    const char *SearchEnv = std::getenv("SOLDER_CUDNN_SEARCH");
+    bool Search = !(SearchEnv && llvm::StringRef(SearchEnv) == "0");
     auto Fail = [&](Error E, size_t Index) {
       cudaLibs().cudnnDestroy(Dnn);
       std::string Label;
@@ -626,7 +632,7 @@ Error CompiledModel::Impl::loadOnce() {
           std::pair<int, int> Choice;
           Error E = Call.init(C);
           if (!E)
-            E = Call.chooseAlgo(Dnn, Choice.first, Choice.second);
+            E = Call.chooseAlgo(Dnn, Choice.first, Choice.second, Search);
           if (E)
             return Fail(std::move(E), Idx);
           It = Cache.emplace(Key, Choice).first;
