@@ -11,19 +11,23 @@ solder on each:
              every shape static, every kernel generated and compiled
   gpu vs ref `solder compare` on the GPU (with --gpu): the fused GPU
              outputs against the reference, group by group
-  gpu ms     `solder bench` median latency at the exported batch (--gpu)
+  gpu ms     `solder bench` median latency at the exported batch (--gpu),
+             measured after every check, one model at a time
   steps      fused/unfused plan steps (from the plan build)
 
 Usage:
   python3 bench/zoo.py --solder build/tools/solder [--models a,b] \
       [--exporters legacy,dynamo] [--out zoo-out] [--markdown table.md] \
-      [--fuse-attention] [--reuse] [--gpu]
+      [--fuse-attention] [--reuse] [--gpu] [--jobs N]
 
 Needs torch, torchvision, transformers, onnx, onnxruntime. Weights are
 random (nothing is downloaded); transformers models use small configs
 (2 layers) so the whole zoo exports and runs on a CPU in minutes.
+--jobs N checks N exports at once (export, onnxruntime, reference, plans,
+GPU comparison); the latencies are measured afterwards, alone.
 """
 import argparse
+import concurrent.futures
 import json
 import os
 import re
@@ -321,12 +325,26 @@ def check(args, name, exporter):
         row["gpu_vs_ref"] = "pass" if rc == 0 else "FAIL: " + first_line(err or out)
         if rc != 0:
             row["status"] = "gpu differs"
-        rc, out, err = run([args.solder, "bench", path, "--iters", "100",
-                            "--quiet"] + shapes + args.fusion_flags)
-        lat = re.search(r"median ([0-9.]+) ms", out)
-        row["gpu_ms"] = float(lat.group(1)) if rc == 0 and lat else (
-            "bench failed: " + first_line(err))
+        row["bench_cmd"] = [args.solder, "bench", path, "--iters", "100",
+                            "--quiet"] + shapes + args.fusion_flags
     return row
+
+
+def bench(row):
+    """The GPU latency of a checked export, with nothing else running."""
+    rc, out, err = run(row.pop("bench_cmd"))
+    lat = re.search(r"median ([0-9.]+) ms", out)
+    row["gpu_ms"] = float(lat.group(1)) if rc == 0 and lat else (
+        "bench failed: " + first_line(err))
+
+
+def check_or_report(args, name, exporter):
+    try:
+        return check(args, name, exporter)
+    except Exception:
+        return {"model": name, "exporter": exporter,
+                "status": "harness error: " +
+                traceback.format_exc().strip().splitlines()[-1][:140]}
 
 
 def main():
@@ -344,23 +362,39 @@ def main():
                          "column counts the attention groups)")
     ap.add_argument("--reuse", action="store_true",
                     help="reuse the exports and inputs already in --out")
+    ap.add_argument("--jobs", type=int, default=1,
+                    help="exports checked at once (latencies: one at a time)")
     ap.add_argument("--json", help="write the rows here")
     ap.add_argument("--markdown", help="write the table here")
     args = ap.parse_args()
     args.fusion_flags = ["--fuse-attention"] if args.fuse_attention else []
-    rows = []
+    work = []
     for name in args.models.split(","):
         if name not in MODELS:
             sys.exit(f"unknown model '{name}' (known: {', '.join(MODELS)})")
-        for exporter in args.exporters.split(","):
-            try:
-                row = check(args, name, exporter)
-            except Exception:
-                row = {"model": name, "exporter": exporter,
-                       "status": "harness error: " +
-                       traceback.format_exc().strip().splitlines()[-1][:140]}
-            rows.append(row)
-            print(json.dumps(row), flush=True)
+        work += [(name, e) for e in args.exporters.split(",")]
+    if args.jobs > 1:
+        # Each worker exports with a few threads, not all of the machine's.
+        os.environ.setdefault("OMP_NUM_THREADS", "2")
+        with concurrent.futures.ProcessPoolExecutor(args.jobs) as pool:
+            futures = [pool.submit(check_or_report, args, n, e)
+                       for n, e in work]
+            for f in concurrent.futures.as_completed(futures):
+                print(json.dumps({k: v for k, v in f.result().items()
+                                  if k != "bench_cmd"}), flush=True)
+            rows = [f.result() for f in futures]
+    else:
+        rows = []
+        for n, e in work:
+            rows.append(check_or_report(args, n, e))
+            print(json.dumps({k: v for k, v in rows[-1].items()
+                              if k != "bench_cmd"}), flush=True)
+    for row in rows:
+        if "bench_cmd" in row:
+            bench(row)
+            print(json.dumps({"model": row["model"],
+                              "exporter": row["exporter"],
+                              "gpu_ms": row["gpu_ms"]}), flush=True)
     cols = ["model", "exporter", "ops", "unsupported", "ref_vs_ort", "groups",
             "steps_fused", "steps_unfused", "gpu_vs_ref", "gpu_ms", "status"]
     if args.fuse_attention:
