@@ -170,10 +170,10 @@ private:
   cudaEvent_t Before = nullptr, After = nullptr;
 };
 
-/// Runtime internals the dynamic layer needs (Runtime.cpp).
+/// Runtime internals the dynamic layer needs (CompiledModel.cpp).
 struct RuntimeAccess {
   /// The process-wide lock that CUDA graph captures, lazy loading and
-  /// device frees take (Runtime.cpp, lazyLoadMutex).
+  /// device frees take (RuntimeImpl.h, lazyLoadMutex).
   static std::mutex &captureMutex();
   static std::shared_ptr<CompiledModel>
   wrapDynamic(std::unique_ptr<ShapeVariants> SV);
