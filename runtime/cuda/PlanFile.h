@@ -75,9 +75,12 @@ llvm::Error writePlanFile(llvm::StringRef Path, const Plan &P);
 /// Writes what Emit prints to a temporary file beside Path, then renames it
 /// over Path: readers see the old file or the whole new one (a signal
 /// removes the temporary; SIGKILL may leave it, never a partial Path).
+/// SizeHint, when known, is the file's final size: its blocks are reserved
+/// first, and a disk without room for them fails before any write.
 llvm::Error
 writeAtomically(llvm::StringRef Path,
-                llvm::function_ref<void(llvm::raw_pwrite_stream &)> Emit);
+                llvm::function_ref<void(llvm::raw_pwrite_stream &)> Emit,
+                uint64_t SizeHint = 0);
 /// Maps the file; the plan's weights view the mapping.
 llvm::Expected<Plan> readPlanFile(llvm::StringRef Path);
 

@@ -12,6 +12,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
+#include <cstring>
 #include <fstream>
 
 using namespace solder;
@@ -133,6 +134,36 @@ TEST(PlanFileTest, ChecksumStreamsInAnyChunks) {
     EXPECT_NE(planChecksum(Bad), Whole) << "flip at " << Pos;
   }
   EXPECT_NE(planChecksum(Bytes + '\0'), Whole);
+}
+
+// Blobs of 16 MiB or more are checksummed on a second thread ahead of the
+// writes: the file must be the same bytes, checksum included, as one pass
+// computes, and a flipped weight byte far into the blob is still caught.
+TEST(PlanFileTest, LargeWeightsChecksummedAheadOfTheWrite) {
+  Plan P = compiledMixedPlan();
+  auto Big = std::make_shared<std::string>((40u << 20) + 123, '\0');
+  for (size_t I = 0; I < Big->size(); I += 4096)
+    (*Big)[I] = char(I / 4096 * 31 + 7);
+  P.Weights.append(*Big, Big);
+  P.Weights.appendCopy("tail after a gap");
+  ASSERT_GE(P.Weights.size(), 16u << 20);
+  std::string Bytes = serializePlan(P);
+  std::string Blob = P.Weights.str();
+  ASSERT_GT(Bytes.size(), Blob.size());
+  EXPECT_EQ(Bytes.substr(Bytes.size() - Blob.size()), Blob);
+  uint64_t Stored;
+  std::memcpy(&Stored, Bytes.data() + 40, sizeof(Stored));
+  EXPECT_EQ(Stored, planChecksum(Blob));
+  llvm::Expected<Plan> Back = deserializePlan(Bytes);
+  ASSERT_TRUE(bool(Back)) << llvm::toString(Back.takeError());
+  EXPECT_EQ(Back->Weights, P.Weights);
+  // Negative twin: one byte of the big piece flipped in the file.
+  std::string Bad = Bytes;
+  Bad[Bytes.size() - Blob.size() + (30u << 20) + 1] ^= 1;
+  llvm::Expected<Plan> Refused = deserializePlan(Bad);
+  ASSERT_FALSE(bool(Refused));
+  EXPECT_NE(llvm::toString(Refused.takeError()).find("checksum mismatch"),
+            std::string::npos);
 }
 
 TEST(PlanFileTest, WeightBlobAlignsAndZeroFills) {
