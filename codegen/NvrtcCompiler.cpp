@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 #include "codegen/NvrtcCompiler.h"
 #include "codegen/NvrtcApi.h"
+#include "codegen/NvrtcIdentity.h"
 #include "ir/FileBytes.h"
 #include "ir/OpRegistry.h"
 #include "llvm/ADT/ScopeExit.h"
@@ -198,6 +199,11 @@ llvm::Expected<std::string> runNvrtc(const NvrtcApi &N,
 
 } // namespace
 
+llvm::Error writeCacheFileAtomically(const std::string &Path,
+                                     llvm::StringRef Data) {
+  return writeAtomically(Path, Data);
+}
+
 std::string nvrtcVersionString() {
   auto N = nvrtcApi();
   if (!N) {
@@ -244,22 +250,8 @@ compileKernels(llvm::ArrayRef<GeneratedKernel> Kernels,
   if (!OptionsOr)
     return OptionsOr.takeError();
   std::vector<std::string> Options = std::move(*OptionsOr);
-  auto Nvrtc = nvrtcApi();
-  if (!Nvrtc)
-    return Nvrtc.takeError();
-  const NvrtcApi &N = **Nvrtc;
-  std::string Version = nvrtcVersionString();
-
-  // Unique work items by cache key.
-  std::vector<std::string> Keys(Kernels.size());
-  llvm::StringMap<unsigned> FirstOf;
-  std::vector<unsigned> Work; // kernel index of each unique key
-  for (size_t I = 0; I < Kernels.size(); ++I) {
-    Keys[I] = cacheKey(Kernels[I], Options, Opts.Arch, Version);
-    if (FirstOf.try_emplace(Keys[I], Work.size()).second)
-      Work.push_back(I);
-  }
-
+  // The cache folder first: it knows NVRTC's version (NvrtcIdentity.h), so
+  // NVRTC itself is loaded only when a kernel is not in the cache.
   std::mutex ProgressMutex;
   // One warning per call, from whichever thread first finds the cache
   // unusable; later write failures are dropped silently.
@@ -280,6 +272,17 @@ compileKernels(llvm::ArrayRef<GeneratedKernel> Kernels,
                EC.message() + "); compiling without a cache");
       CacheDir.clear();
     }
+  std::string Version = nvrtcVersionFor(CacheDir);
+
+  // Unique work items by cache key.
+  std::vector<std::string> Keys(Kernels.size());
+  llvm::StringMap<unsigned> FirstOf;
+  std::vector<unsigned> Work; // kernel index of each unique key
+  for (size_t I = 0; I < Kernels.size(); ++I) {
+    Keys[I] = cacheKey(Kernels[I], Options, Opts.Arch, Version);
+    if (FirstOf.try_emplace(Keys[I], Work.size()).second)
+      Work.push_back(I);
+  }
 
   std::vector<std::string> Cubins(Work.size());
   std::vector<std::optional<llvm::Error>> Errors(Work.size());
@@ -307,7 +310,10 @@ compileKernels(llvm::ArrayRef<GeneratedKernel> Kernels,
         }
       }
       if (!Hit) {
-        auto C = runNvrtc(N, K, Options, Opts);
+        // Loaded once per process, on the first kernel the cache lacks.
+        auto Nvrtc = nvrtcApi();
+        auto C = Nvrtc ? runNvrtc(**Nvrtc, K, Options, Opts)
+                       : llvm::Expected<std::string>(Nvrtc.takeError());
         if (!C) {
           Errors[W].emplace(C.takeError());
         } else {

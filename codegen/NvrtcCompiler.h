@@ -56,6 +56,11 @@ struct CompileStats {
 /// "major.minor" of the NVRTC library in use.
 std::string nvrtcVersionString();
 
+/// Writes Data to a temporary file beside Path and renames it over Path, as
+/// the cache's entries are written: readers see the old file or the new one.
+llvm::Error writeCacheFileAtomically(const std::string &Path,
+                                     llvm::StringRef Data);
+
 /// The options passed to NVRTC for Opts (without the include folder when
 /// none is found).
 llvm::Expected<std::vector<std::string>>

@@ -796,14 +796,22 @@ TEST(CliReliability, MaxTensorBytesRefusesWithTheNodeNamed) {
   EXPECT_TRUE(contains(Limited.Out, "--max-tensor-bytes")) << Limited.Out;
 }
 
-/// Whether every file of Dir is a whole CUBIN (an ELF file), none is a
-/// temporary, and there are N of them.
+/// Whether every file of Dir is a whole CUBIN (an ELF file) or the whole
+/// NVRTC identity record (codegen/NvrtcIdentity.h), none is a temporary,
+/// and there are N CUBINs.
 void expectWholeCacheEntries(const std::string &Dir, size_t N) {
   std::error_code EC;
   size_t Count = 0;
   for (sys::fs::directory_iterator It(Dir, EC), End; It != End && !EC;
        It.increment(EC)) {
     StringRef Name = sys::path::filename(It->path());
+    if (Name == "nvrtc-identity.txt") {
+      std::string Record = readFile(It->path());
+      EXPECT_TRUE(StringRef(Record).startswith("solder-nvrtc-identity-v1\n") &&
+                  StringRef(Record).endswith("\n"))
+          << Record;
+      continue;
+    }
     EXPECT_TRUE(Name.endswith(".cubin")) << "left in the cache: " << Name.str();
     EXPECT_TRUE(StringRef(readFile(It->path()))
                     .startswith("\x7f"
@@ -837,7 +845,7 @@ TEST(CliReliability, ConcurrentCompilesShareOneCache) {
   size_t Entries = 0;
   for (sys::fs::directory_iterator It(Cache, EC), End; It != End && !EC;
        It.increment(EC))
-    ++Entries;
+    Entries += StringRef(It->path()).endswith(".cubin");
   EXPECT_GT(Entries, 0u);
   expectWholeCacheEntries(Cache, Entries);
   // A third compile takes everything from the cache and writes the same.
