@@ -40,15 +40,23 @@ std::string joinLines(llvm::ArrayRef<std::string> Lines) {
   return S;
 }
 
+/// A fresh cache folder and NVRTC's real version; skips without NVRTC.
+class NvrtcIdentity : public ::testing::Test {
+protected:
+  void SetUp() override {
+    Real = nvrtcVersionString();
+    if (Real == "unavailable")
+      GTEST_SKIP() << "NVRTC cannot be loaded here";
+  }
+  std::string Real;
+  TempDir Cache{"solder-nvrtc-identity"};
+  std::string Dir{Cache.Path.str()};
+  std::string Record = Dir + "/" + NvrtcIdentityFile;
+};
+
 } // namespace
 
-TEST(NvrtcIdentity, RecordsTheLibraryAndReadsItBack) {
-  std::string Real = nvrtcVersionString();
-  if (Real == "unavailable")
-    GTEST_SKIP() << "NVRTC cannot be loaded here";
-  TempDir Cache("solder-nvrtc-identity");
-  std::string Dir(Cache.Path.str());
-  std::string Record = Dir + "/" + NvrtcIdentityFile;
+TEST_F(NvrtcIdentity, RecordsTheLibraryAndReadsItBack) {
   EXPECT_EQ(nvrtcVersionFor(Dir), Real);
   llvm::SmallVector<std::string, 5> L = recordLines(Record);
   ASSERT_EQ(L.size(), 5u) << readAll(Record);
@@ -65,13 +73,7 @@ TEST(NvrtcIdentity, RecordsTheLibraryAndReadsItBack) {
 
 // Negative twin: a record whose library stamp, search path or shape no
 // longer matches is not believed; NVRTC is asked and the record rewritten.
-TEST(NvrtcIdentity, StaleOrBrokenRecordsAreReplaced) {
-  std::string Real = nvrtcVersionString();
-  if (Real == "unavailable")
-    GTEST_SKIP() << "NVRTC cannot be loaded here";
-  TempDir Cache("solder-nvrtc-identity");
-  std::string Dir(Cache.Path.str());
-  std::string Record = Dir + "/" + NvrtcIdentityFile;
+TEST_F(NvrtcIdentity, StaleOrBrokenRecordsAreReplaced) {
   ASSERT_EQ(nvrtcVersionFor(Dir), Real);
   const llvm::SmallVector<std::string, 5> Good = recordLines(Record);
   ASSERT_EQ(Good.size(), 5u);
