@@ -15,6 +15,12 @@
 //     distinct banks;
 //   * fragments come from ldmatrix (B's through .trans when B is [K, N]),
 //     products from mma.sync m16n8k16 with fp32 accumulators;
+//   * or, for sm_90 with K (and N for B as [K, N]) a multiple of 8, the
+//     Hopper loop of WgmmaGemm.cpp: warpgroups of 4 warps multiply with
+//     wgmma.mma_async straight from swizzled shared memory (sm_90a), 64 of
+//     K a step; its accumulators sit where mma.sync's would for warp rows
+//     of 16, so the epilogue below serves both. Not taken by default yet
+//     (WgmmaByDefault: it has not run on a GPU); GemmVariant forces it;
 //   * the epilogue is printed from the group's body by FusedValueEmitter,
 //     as every fused kernel's is: the anchor's result at (row, col) is the
 //     accumulator, bias/residual/activation/casts follow in registers and
@@ -36,6 +42,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/FusedValueEmitter.h"
+#include "codegen/TensorCoreSupport.h"
+#include "codegen/WgmmaGemm.h"
 #include "ir/FusedGroup.h"
 #include "ir/OpRegistry.h"
 
@@ -407,6 +415,13 @@ std::string generatedGemmUnsupported(const Node &Group, unsigned SmVersion) {
 llvm::Expected<GeneratedKernel> emitGeneratedGemm(const Node &Group,
                                                   const CodegenOptions &Opts,
                                                   KernelNamer &Names) {
+  return emitGeneratedGemmVariant(Group, Opts, Names, nullptr);
+}
+
+llvm::Expected<GeneratedKernel>
+codegen::emitGeneratedGemmVariant(const Node &Group, const CodegenOptions &Opts,
+                                  KernelNamer &Names,
+                                  const GemmVariant *Force) {
   std::string Why;
   std::optional<GemmShape> SO = analyze(Group, Opts.SmVersion, Why);
   if (!SO)
@@ -414,24 +429,56 @@ llvm::Expected<GeneratedKernel> emitGeneratedGemm(const Node &Group,
   const GemmShape &S = *SO;
   GroupInfo Info = groupInfo(Group);
   const Graph *Body = Group.body();
-  Tile T = chooseTile(S);
-  const int64_t Cluster = S.Norm ? (S.N + T.BN - 1) / T.BN : 1;
-  const unsigned Threads = unsigned(T.WM * T.WN * 32);
   bool TransB = S.TransB;
+  bool CanWgmma = wgmmaApplies(Opts.SmVersion, S.N, S.K, TransB);
+  bool Wgmma = Force ? Force->Wgmma : CanWgmma && WgmmaByDefault;
+  if (Wgmma && !CanWgmma)
+    return groupError(Group, nullptr,
+                      "no wgmma GEMM: it needs sm_90 and K (and N for B as "
+                      "[K, N]) a multiple of 8");
+
+  // The main loop's tile and shared memory.
+  Tile T{};
+  WgmmaTile W;
+  unsigned SharedBytes = 0;
   bool AsyncA = S.K % 8 == 0;
   bool AsyncB = TransB ? S.K % 8 == 0 : S.N % 8 == 0;
-  // Small tiles are the latency-bound ones (few blocks, long K): deeper
-  // steps and more of them in flight. Large tiles keep two blocks per SM.
-  const int64_t BK = T.BM <= 32 ? 64 : 32;
-  int64_t BPitch = TransB ? BK + 8 : T.BN + 8;
-  int64_t BStage = TransB ? T.BN * BPitch : BK * BPitch;
-  int64_t StageBytes = (int64_t(T.BM) * (BK + 8) + BStage) * 2;
-  // (H100, BERT's 128 x 768 x 768 + LayerNorm: 16 x 128 tiles of 4 warps
-  // and 6 stages ran in 12.1 us, of 2 warps and 8 stages in 16.8 us, the
-  // library and its row kernel in 13.1 us.)
-  int Stages = T.BM <= 32 ? int(std::min<int64_t>(6, 200 * 1024 / StageBytes))
-               : StageBytes * 4 <= 100 * 1024 ? 4
-                                              : 3;
+  int64_t BK = 0, BPitch = 0, BStage = 0;
+  int Stages = 0;
+  if (Wgmma) {
+    W = Force && Force->Tile.BM ? Force->Tile
+                                : chooseWgmmaTile(S.M, S.N, S.K, S.Norm);
+    if (W.BM % 64 || W.BM < 64 || W.BM > 256 || W.BN % 8 || W.BN < 8 ||
+        W.BN > 256 || (!TransB && W.BN % 64) || W.Stages < 3 ||
+        wgmmaSharedBytes(W) > 220 * 1024 ||
+        (S.Norm && (S.N + W.BN - 1) / W.BN > MaxCluster))
+      return groupError(Group, nullptr,
+                        "no wgmma GEMM with tile " + std::to_string(W.BM) +
+                            "x" + std::to_string(W.BN) + ", " +
+                            std::to_string(W.Stages) + " stages");
+    // The epilogue's view: one warp row per warp, one warp column.
+    T = {W.BM, W.BN, W.BM / 16, 1};
+    SharedBytes = wgmmaSharedBytes(W);
+    BK = 64;
+    Stages = W.Stages;
+  } else {
+    T = chooseTile(S);
+    // Small tiles are the latency-bound ones (few blocks, long K): deeper
+    // steps and more of them in flight. Large tiles keep two blocks per SM.
+    BK = T.BM <= 32 ? 64 : 32;
+    BPitch = TransB ? BK + 8 : T.BN + 8;
+    BStage = TransB ? T.BN * BPitch : BK * BPitch;
+    int64_t StageBytes = (int64_t(T.BM) * (BK + 8) + BStage) * 2;
+    // (H100, BERT's 128 x 768 x 768 + LayerNorm: 16 x 128 tiles of 4 warps
+    // and 6 stages ran in 12.1 us, of 2 warps and 8 stages in 16.8 us, the
+    // library and its row kernel in 13.1 us.)
+    Stages = T.BM <= 32 ? int(std::min<int64_t>(6, 200 * 1024 / StageBytes))
+             : StageBytes * 4 <= 100 * 1024 ? 4
+                                            : 3;
+    SharedBytes = unsigned(StageBytes * Stages);
+  }
+  const int64_t Cluster = S.Norm ? (S.N + T.BN - 1) / T.BN : 1;
+  const unsigned Threads = unsigned(T.WM * T.WN * 32);
 
   // Members after the anchor, in body order; results split by whether the
   // normalization comes before them.
@@ -480,11 +527,12 @@ llvm::Expected<GeneratedKernel> emitGeneratedGemm(const Node &Group,
   std::vector<std::string> NodeNames;
   for (const Node *N : Nodes)
     NodeNames.push_back(memberName(*N));
+  std::string Shape = std::to_string(S.M) + "x" + std::to_string(S.N) + "x" +
+                      std::to_string(S.K) + " tile " + std::to_string(T.BM) +
+                      "x" + std::to_string(T.BN) + "x" + std::to_string(BK) +
+                      " " + std::to_string(Stages) + " stages";
   std::string Desc =
-      "tensor-core GEMM " + std::to_string(S.M) + "x" + std::to_string(S.N) +
-      "x" + std::to_string(S.K) + " tile " + std::to_string(T.BM) + "x" +
-      std::to_string(T.BN) + "x" + std::to_string(BK) + " " +
-      std::to_string(Stages) + " stages" +
+      (Wgmma ? "tensor-core GEMM (wgmma) " : "tensor-core GEMM ") + Shape +
       (Cluster > 1 ? ", cluster of " + std::to_string(Cluster) : "") +
       (S.Norm ? ", " + S.Norm->opName().str() + " epilogue" : "") +
       (AsyncA && AsyncB ? "" : ", element loads");
@@ -493,39 +541,49 @@ llvm::Expected<GeneratedKernel> emitGeneratedGemm(const Node &Group,
   bool Perturb = Opts.PerturbGroupId >= 0 && Opts.PerturbGroupId == Info.Id;
   if (Cluster > 1)
     B.setAttributes("__cluster_dims__(1, " + std::to_string(Cluster) + ", 1)");
+  // wgmma kernels are compiled for sm_90a (NvrtcCompiler.cpp reads this).
+  if (Wgmma)
+    P.declare("solder_arch", ArchSpecificMarker);
   P.declare("solder_mma", mmaHelpers(S.T));
+  if (Wgmma)
+    P.declare("solder_wgmma", wgmmaHelpers(S.T, W.BN, !TransB));
   if (Cluster > 1)
     P.declare("solder_cluster", clusterHelpers());
 
   std::string Tn = P.storageType(S.T);
-  std::string Zero =
-      S.T == DType::F16 ? "__float2half(0.f)" : "__float2bfloat16(0.f)";
-  std::string Loop = substitute(
-      MainLoop, {{"SETUP_A", AsyncA ? SetupA : ""},
-                 {"SETUP_B", !AsyncB  ? ""
-                             : TransB ? SetupBNK
-                                      : SetupBKN},
-                 {"COPY_A", AsyncA ? CopyAAsync : CopyAPlain},
-                 {"COPY_B", TransB ? (AsyncB ? CopyBNKAsync : CopyBNKPlain)
-                                   : (AsyncB ? CopyBKNAsync : CopyBKNPlain)},
-                 {"WAIT", "solder_cp_wait<STAGES - 2>();"}});
-  Loop = substitute(std::move(Loop), {{"BLD", TransB ? BLdNK : BLdKN},
-                                      {"BFRAG", TransB ? BFragNK : BFragKN}});
-  Loop = substitute(std::move(Loop), {{"BM", std::to_string(T.BM)},
-                                      {"BN", std::to_string(T.BN)},
-                                      {"BK", std::to_string(BK)},
-                                      {"WM", std::to_string(T.WM)},
-                                      {"WN", std::to_string(T.WN)},
-                                      {"STAGES", std::to_string(Stages)},
-                                      {"BP", std::to_string(BPitch)},
-                                      {"BSTAGE", std::to_string(BStage)},
-                                      {"M", std::to_string(S.M) + "LL"},
-                                      {"N", std::to_string(S.N)},
-                                      {"K", std::to_string(S.K)},
-                                      {"T", Tn},
-                                      {"ZERO", Zero},
-                                      {"APARAM", AParam},
-                                      {"BPARAM", BParam}});
+  std::string Loop;
+  if (Wgmma) {
+    Loop = wgmmaMainLoop(W, TransB, S.M, S.N, S.K, Tn, AParam, BParam);
+  } else {
+    std::string Zero =
+        S.T == DType::F16 ? "__float2half(0.f)" : "__float2bfloat16(0.f)";
+    Loop = substitute(
+        MainLoop, {{"SETUP_A", AsyncA ? SetupA : ""},
+                   {"SETUP_B", !AsyncB  ? ""
+                               : TransB ? SetupBNK
+                                        : SetupBKN},
+                   {"COPY_A", AsyncA ? CopyAAsync : CopyAPlain},
+                   {"COPY_B", TransB ? (AsyncB ? CopyBNKAsync : CopyBNKPlain)
+                                     : (AsyncB ? CopyBKNAsync : CopyBKNPlain)},
+                   {"WAIT", "solder_cp_wait<STAGES - 2>();"}});
+    Loop = substitute(std::move(Loop), {{"BLD", TransB ? BLdNK : BLdKN},
+                                        {"BFRAG", TransB ? BFragNK : BFragKN}});
+    Loop = substitute(std::move(Loop), {{"BM", std::to_string(T.BM)},
+                                        {"BN", std::to_string(T.BN)},
+                                        {"BK", std::to_string(BK)},
+                                        {"WM", std::to_string(T.WM)},
+                                        {"WN", std::to_string(T.WN)},
+                                        {"STAGES", std::to_string(Stages)},
+                                        {"BP", std::to_string(BPitch)},
+                                        {"BSTAGE", std::to_string(BStage)},
+                                        {"M", std::to_string(S.M) + "LL"},
+                                        {"N", std::to_string(S.N)},
+                                        {"K", std::to_string(S.K)},
+                                        {"T", Tn},
+                                        {"ZERO", Zero},
+                                        {"APARAM", AParam},
+                                        {"BPARAM", BParam}});
+  }
 
   const Value *AnchorOut = S.Anchor->result(0);
   Dims Lead(S.ResultDims.begin(), S.ResultDims.end() - 1);
@@ -760,7 +818,7 @@ llvm::Expected<GeneratedKernel> emitGeneratedGemm(const Node &Group,
   B.setGrid(
       {unsigned((S.M + T.BM - 1) / T.BM), unsigned((S.N + T.BN - 1) / T.BN), 1},
       Threads);
-  B.setDynamicShared(unsigned(StageBytes * Stages));
+  B.setDynamicShared(SharedBytes);
   return B.finish();
 }
 

@@ -11,10 +11,16 @@
 // it (entries already there are still read).
 // NVRTC programs are independent, so compiling several at once is safe.
 //
+// A kernel that uses architecture-specific instructions (wgmma, marked by
+// codegen/TensorCoreSupport.h's ArchSpecificMarker) is compiled for
+// `sm_XYa` instead of `sm_XY`, alone among the kernels of the call; its
+// options, and with them its cache key, name that target.
+//
 //===----------------------------------------------------------------------===//
 #include "codegen/NvrtcCompiler.h"
 #include "codegen/NvrtcApi.h"
 #include "codegen/NvrtcIdentity.h"
+#include "codegen/TensorCoreSupport.h"
 #include "ir/FileBytes.h"
 #include "ir/OpRegistry.h"
 #include "llvm/ADT/ScopeExit.h"
@@ -151,6 +157,26 @@ std::string saveFailingSource(const GeneratedKernel &K,
   return std::string(Path.str());
 }
 
+/// The options for kernel K: Options, with the architecture-specific
+/// target (`sm_90a` for `sm_90`) when K's source asks for it; an error when
+/// Arch has none (only sm_90's wgmma is generated).
+llvm::Expected<std::vector<std::string>>
+kernelOptions(const GeneratedKernel &K, const std::vector<std::string> &Options,
+              llvm::StringRef Arch) {
+  if (!codegen::needsArchSpecificTarget(K.Source) || Arch == "sm_90a")
+    return Options;
+  if (Arch != "sm_90")
+    return makeError("kernel " + K.Name + " (" + K.Summary +
+                     ") uses sm_90a instructions (wgmma) and cannot be "
+                     "compiled for " +
+                     Arch.str() + "; generate the kernels for this GPU again");
+  std::vector<std::string> O = Options;
+  for (std::string &Opt : O)
+    if (Opt == "--gpu-architecture=" + Arch.str())
+      Opt += "a";
+  return O;
+}
+
 /// Compiles one kernel; the CUBIN or an error with the log.
 llvm::Expected<std::string> runNvrtc(const NvrtcApi &N,
                                      const GeneratedKernel &K,
@@ -274,12 +300,20 @@ compileKernels(llvm::ArrayRef<GeneratedKernel> Kernels,
     }
   std::string Version = nvrtcVersionFor(CacheDir);
 
-  // Unique work items by cache key.
+  // Each kernel's options (its target), then unique work items by cache
+  // key.
+  std::vector<std::vector<std::string>> KernelOpts;
+  for (const GeneratedKernel &K : Kernels) {
+    auto O = kernelOptions(K, Options, Opts.Arch);
+    if (!O)
+      return O.takeError();
+    KernelOpts.push_back(std::move(*O));
+  }
   std::vector<std::string> Keys(Kernels.size());
   llvm::StringMap<unsigned> FirstOf;
   std::vector<unsigned> Work; // kernel index of each unique key
   for (size_t I = 0; I < Kernels.size(); ++I) {
-    Keys[I] = cacheKey(Kernels[I], Options, Opts.Arch, Version);
+    Keys[I] = cacheKey(Kernels[I], KernelOpts[I], Opts.Arch, Version);
     if (FirstOf.try_emplace(Keys[I], Work.size()).second)
       Work.push_back(I);
   }
@@ -312,7 +346,7 @@ compileKernels(llvm::ArrayRef<GeneratedKernel> Kernels,
       if (!Hit) {
         // Loaded once per process, on the first kernel the cache lacks.
         auto Nvrtc = nvrtcApi();
-        auto C = Nvrtc ? runNvrtc(**Nvrtc, K, Options, Opts)
+        auto C = Nvrtc ? runNvrtc(**Nvrtc, K, KernelOpts[Work[W]], Opts)
                        : llvm::Expected<std::string>(Nvrtc.takeError());
         if (!C) {
           Errors[W].emplace(C.takeError());

@@ -1,14 +1,16 @@
 //===- TensorCoreSupport.cpp - What the tensor-core emitters share -------===//
 //
-// The inline-PTX helpers of the mma.sync kernels (attention, GEMM), and
-// what printing their kernel texts takes: `$NAME` substitution, float
-// literals, multi-line text into the printer.
+// The inline-PTX helpers of the mma.sync kernels (attention, GEMM) and of
+// the wgmma GEMM (sm_90a), and what printing their kernel texts takes:
+// `$NAME` substitution, float literals, multi-line text into the printer.
 //
 //===----------------------------------------------------------------------===//
+#include "codegen/TensorCoreSupport.h"
 #include "codegen/EmitterUtils.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 #include <algorithm>
+#include <cassert>
 
 namespace solder {
 namespace codegen {
@@ -95,7 +97,70 @@ __device__ __forceinline__ void solder_cluster_sync() {
   asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
 })";
 
+// Hopper's warpgroup MMA (sm_90a). A shared-memory matrix descriptor
+// (start address, leading and stride byte offsets, each in 16-byte units;
+// layout 1 = 128-byte swizzle in bits 62-63), the ordering instructions
+// around wgmma.mma_async, and the fence that makes shared memory written
+// through the generic proxy (cp.async, plain stores) visible to the async
+// proxy the tensor cores read it through.
+const char *const WgmmaHelperText =
+    R"(__device__ __forceinline__ unsigned long long solder_wgmma_desc(unsigned addr, unsigned lbo, unsigned sbo) {
+  return (unsigned long long)((addr & 0x3FFFFu) >> 4) | ((unsigned long long)(lbo >> 4) << 16) |
+         ((unsigned long long)(sbo >> 4) << 32) | (1ull << 62);
+}
+__device__ __forceinline__ void solder_wgmma_fence() {
+  asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+}
+__device__ __forceinline__ void solder_wgmma_commit() {
+  asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+}
+template <int N> __device__ __forceinline__ void solder_wgmma_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory");
+}
+__device__ __forceinline__ void solder_fence_async_smem() {
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+}
+)";
+
 } // namespace
+
+bool needsArchSpecificTarget(llvm::StringRef Source) {
+  return Source.contains(ArchSpecificMarker);
+}
+
+std::string wgmmaHelpers(DType T, int N, bool TransposeB) {
+  assert(N % 8 == 0 && N >= 8 && N <= 256 && "wgmma m64nNk16: N in 8..256");
+  bool Half = T == DType::F16;
+  std::string Ty = Half ? "f16" : "bf16";
+  int Regs = N / 2; // 64 x N f32 accumulators over 128 threads
+  std::string Dst, Cons;
+  for (int I = 0; I < Regs; ++I) {
+    Dst += (I ? ", %" : "%") + std::to_string(I);
+    Cons += std::string(I ? ", " : "") + "\"+f\"(d[" + std::to_string(I / 4) +
+            "][" + std::to_string(I % 4) + "])";
+  }
+  // Register I of the fragment is d[I / 4][I % 4]: row (warp % 4) * 16 +
+  // lane / 4 (+ 8 for I % 4 >= 2), column (I / 4) * 8 + (lane % 4) * 2 +
+  // I % 2, the layout of mma.sync's m16n8 accumulators tiled along N.
+  std::string F = "__device__ __forceinline__ void solder_wgmma(float (&d)[" +
+                  std::to_string(N / 8) +
+                  "][4], unsigned long long da, unsigned long long db) {\n"
+                  "  asm volatile(\"{\\n.reg .pred p;\\nsetp.ne.b32 p, %" +
+                  std::to_string(Regs + 2) +
+                  ", 0;\\n\"\n"
+                  "               \"wgmma.mma_async.sync.aligned.m64n" +
+                  std::to_string(N) + "k16.f32." + Ty + "." + Ty + " {" + Dst +
+                  "}, %" + std::to_string(Regs) + ", %" +
+                  std::to_string(Regs + 1) + ", p, 1, 1, 0, " +
+                  (TransposeB ? "1" : "0") +
+                  ";\\n}\"\n"
+                  "               : " +
+                  Cons +
+                  "\n"
+                  "               : \"l\"(da), \"l\"(db), \"r\"(1));\n"
+                  "}";
+  return std::string(WgmmaHelperText) + F;
+}
 
 /// Replaces every `$NAME` in Text by its value (longest names first, so
 /// $QS never eats the start of $QSB).

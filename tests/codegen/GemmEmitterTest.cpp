@@ -3,21 +3,29 @@
 // Each test runs the GPU pipeline on a small graph (so the groups are the
 // ones epilogue-, loop- and norm-epilogue-fusion make), emits the generated
 // GEMM of its contraction group and checks the launch facts, determinism,
-// and that NVRTC compiles it for sm_90 (no GPU needed). Numbers are checked
-// on the GPU (GpuRuntimeTest.GeneratedGemmMatchesReference). Negative twins:
-// groups the generated kernel refuses, with the reason.
+// and that NVRTC compiles it for sm_90 (no GPU needed): the mma.sync loop
+// by default, the wgmma loop (sm_90a) where a test forces it (GemmVariant;
+// not taken by default until it has run on a GPU). Numbers are checked on
+// the GPU (GpuRuntimeTest.GeneratedGemmMatchesReference,
+// GpuRuntimeTest.WgmmaGemmVariantsMatchReference). Negative twins: groups
+// the generated kernel refuses, with the reason; the loop a group does not
+// take.
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/KernelEmitter.h"
 #include "codegen/NvrtcCompiler.h"
+#include "codegen/TensorCoreSupport.h"
+#include "codegen/WgmmaGemm.h"
 #include "ir/FusedGroup.h"
 #include "ir/Parser.h"
 #include "ir/Printer.h"
 #include "passes/Pipeline.h"
 #include "tests/codegen/TestNvrtc.h"
+#include <cstring>
 #include <gtest/gtest.h>
 
 using namespace solder;
+using namespace solder::codegen;
 
 namespace {
 
@@ -62,9 +70,12 @@ const Node *contractionGroup(const Graph &G) {
   return nullptr;
 }
 
-/// The group's generated GEMM (emitted twice: same bytes), compiled.
-GeneratedKernel gemmKernel(const Graph &G, const Node &Group) {
+/// The group's generated GEMM for compute capability Sm (emitted twice:
+/// same bytes), compiled.
+GeneratedKernel gemmKernel(const Graph &G, const Node &Group,
+                           unsigned Sm = 90) {
   CodegenOptions O;
+  O.SmVersion = Sm;
   O.GeneratedGemmGroups.insert(groupInfo(Group).Id);
   auto K = emitGraphKernels(G, O);
   auto Again = emitGraphKernels(G, O);
@@ -81,6 +92,7 @@ GeneratedKernel gemmKernel(const Graph &G, const Node &Group) {
       continue;
     EXPECT_EQ((*K)[I].Source, (*Again)[I].Source);
     NvrtcOptions NO = solder::testing::testNvrtcOptions();
+    NO.Arch = "sm_" + std::to_string(Sm);
     auto Cubins = compileKernels({(*K)[I]}, NO);
     EXPECT_TRUE(bool(Cubins))
         << (Cubins ? "" : llvm::toString(Cubins.takeError())) << "\n"
@@ -89,6 +101,26 @@ GeneratedKernel gemmKernel(const Graph &G, const Node &Group) {
   }
   ADD_FAILURE() << "no generated GEMM kernel";
   return {};
+}
+
+/// The group's kernel with the wgmma loop forced (Tile {0, 0, 0}: the
+/// chosen tile); compiled when it emits.
+llvm::Expected<GeneratedKernel> wgmmaKernel(const Graph &G, const Node &Group,
+                                            WgmmaTile Tile = {0, 0, 0},
+                                            unsigned Sm = 90) {
+  CodegenOptions O;
+  O.SmVersion = Sm;
+  KernelNamer Names(G);
+  GemmVariant V;
+  V.Wgmma = true;
+  V.Tile = Tile;
+  auto K = emitGeneratedGemmVariant(Group, O, Names, &V);
+  if (!K)
+    return K.takeError();
+  auto Cubins = compileKernels({*K}, solder::testing::testNvrtcOptions());
+  if (!Cubins)
+    return Cubins.takeError();
+  return K;
 }
 
 bool has(const std::string &S, llvm::StringRef Piece) {
@@ -120,6 +152,192 @@ TEST(GeneratedGemm, LayerNormGroupIsOneClusterKernel) {
   EXPECT_TRUE(has(K.Summary, "LayerNormalization epilogue")) << K.Summary;
   EXPECT_GT(K.DynamicSharedBytes, 0u);
   EXPECT_EQ(K.NodeNames, (std::vector<std::string>{"mm", "bias", "res", "ln"}));
+  // The default loop is mma.sync on sm_90 too (WgmmaByDefault), so the
+  // kernel needs no sm_90a.
+  EXPECT_FALSE(WgmmaByDefault);
+  EXPECT_FALSE(has(K.Source, "solder_wgmma("));
+  EXPECT_FALSE(has(K.Source, ArchSpecificMarker));
+}
+
+TEST(GeneratedGemm, WgmmaLayerNormGroupIsOneClusterKernel) {
+  // The same group through the wgmma loop: 768 columns in blocks of BN,
+  // all of a row's blocks one cluster, the same cluster epilogue.
+  auto G = pipelined("f16", 256, 768, 64, LayerNormInputs, LayerNormTail);
+  ASSERT_TRUE(G);
+  const Node *Group = contractionGroup(*G);
+  ASSERT_TRUE(Group);
+  auto K = wgmmaKernel(*G, *Group);
+  ASSERT_TRUE(bool(K)) << llvm::toString(K.takeError());
+  WgmmaTile T = chooseWgmmaTile(256, 768, 64, /*Norm=*/true);
+  unsigned Cluster = unsigned((768 + T.BN - 1) / T.BN);
+  EXPECT_TRUE(
+      has(K->Source, "__cluster_dims__(1, " + std::to_string(Cluster) + ", 1)"))
+      << K->Source;
+  EXPECT_LE(Cluster, 8u);
+  EXPECT_EQ(K->Grid[1], Cluster);
+  EXPECT_EQ(K->Grid[0], unsigned((256 + T.BM - 1) / T.BM));
+  EXPECT_EQ(K->Block[0], unsigned(T.BM / 64 * 128));
+  EXPECT_TRUE(has(K->Source, "solder_ld_cluster(&part[0][i], r)"));
+  EXPECT_TRUE(has(K->Source, "rsqrtf(t * "));
+  EXPECT_TRUE(has(K->Source, "wgmma.mma_async.sync.aligned.m64n" +
+                                 std::to_string(T.BN) + "k16.f32.f16.f16"));
+  // The accumulators are read where mma.sync's would be: warp w is warp
+  // row w of 16 rows, one warp column of BN.
+  EXPECT_TRUE(has(K->Source, "WM = NWG * 4, WN = 1, TM = 16, TN = BN"));
+  EXPECT_TRUE(has(K->Source, ArchSpecificMarker));
+  EXPECT_TRUE(has(K->Summary, "(wgmma)")) << K->Summary;
+  EXPECT_TRUE(has(K->Summary, "LayerNormalization epilogue")) << K->Summary;
+  EXPECT_EQ(K->DynamicSharedBytes, wgmmaSharedBytes(T));
+  EXPECT_EQ(K->NodeNames,
+            (std::vector<std::string>{"mm", "bias", "res", "ln"}));
+}
+
+TEST(GeneratedGemm, WgmmaNeedsSm90AndAlignedRows) {
+  // Negative twins of the forced wgmma loop: below sm_90, and rows that
+  // 16-byte copies cannot fill (N = 20 with B as [K, N]); the default
+  // there is the mma.sync loop.
+  auto G = pipelined("f16", 256, 128, 64,
+                     "  input %r : f16[256,128]\n"
+                     "  input %gamma : f16[128]\n  input %beta : f16[128]\n",
+                     "  %s = Add(%mb, %r) : f16[256,128] @\"res\"\n"
+                     "  %y = LayerNormalization(%s, %gamma, %beta) {axis = -1, "
+                     "epsilon = 1e-12} : f16[256,128] @\"ln\"\n");
+  ASSERT_TRUE(G);
+  const Node *Group = contractionGroup(*G);
+  ASSERT_TRUE(Group);
+  auto Sm80 = wgmmaKernel(*G, *Group, {0, 0, 0}, 80);
+  ASSERT_FALSE(bool(Sm80));
+  EXPECT_TRUE(has(llvm::toString(Sm80.takeError()), "needs sm_90"));
+  GeneratedKernel K = gemmKernel(*G, *Group, 80);
+  EXPECT_TRUE(has(K.Source, "solder_mma16816(acc[mt][nt]")) << K.Source;
+  EXPECT_FALSE(has(K.Source, "__cluster_dims__"));
+
+  auto Odd = pipelined("f16", 64, 20, 64, "",
+                       "  %y = Relu(%mb) : f16[64,20] @\"relu\"\n");
+  ASSERT_TRUE(Odd);
+  const Node *OddGroup = contractionGroup(*Odd);
+  ASSERT_TRUE(OddGroup);
+  auto Unaligned = wgmmaKernel(*Odd, *OddGroup);
+  ASSERT_FALSE(bool(Unaligned));
+  EXPECT_TRUE(has(llvm::toString(Unaligned.takeError()), "multiple of 8"));
+  // A tile the loop cannot take: B as [K, N] comes in 64-column blocks.
+  auto G2 = pipelined("f16", 128, 128, 64, "",
+                      "  %y = Relu(%mb) : f16[128,128] @\"relu\"\n");
+  ASSERT_TRUE(G2);
+  auto BadTile = wgmmaKernel(*G2, *contractionGroup(*G2), {64, 96, 4});
+  ASSERT_FALSE(bool(BadTile));
+  EXPECT_TRUE(has(llvm::toString(BadTile.takeError()), "tile 64x96"));
+}
+
+TEST(GeneratedGemm, WgmmaTilesCompile) {
+  // Every tile the chooser may take, for B as [K, N] (N-major, wgmma's
+  // transposed B) and as [N, K] (Gemm transB, K-major; then any multiple
+  // of 8 columns), with K not a multiple of 64 and M, N edges. Each
+  // compiles for sm_90a with no stack frame.
+  struct Case {
+    bool TransB;
+    WgmmaTile T;
+  };
+  const Case Cases[] = {
+      {false, {64, 64, 4}},   {false, {128, 128, 6}}, {false, {192, 128, 5}},
+      {false, {128, 192, 5}}, {false, {128, 256, 4}}, {false, {256, 128, 4}},
+      {true, {64, 104, 4}},   {true, {128, 128, 4}},  {true, {192, 64, 5}}};
+  std::vector<GeneratedKernel> Kernels;
+  std::vector<std::unique_ptr<Graph>> Graphs;
+  for (const Case &C : Cases) {
+    SCOPED_TRACE(std::to_string(C.T.BM) + "x" + std::to_string(C.T.BN) +
+                 (C.TransB ? " transB" : ""));
+    std::string Tail, Inputs;
+    std::unique_ptr<Graph> G;
+    if (C.TransB) {
+      auto P = parseGraph(
+          "graph \"g\" opset 23 {\n  input %x : bf16[300,200]\n"
+          "  input %w : bf16[360,200]\n  input %c : bf16[360]\n"
+          "  %g = Gemm(%x, %w, %c) {alpha = 0.5, transB = 1} : bf16[300,360] "
+          "@\"gemm\"\n  %y = Relu(%g) : bf16[300,360] @\"relu\"\n"
+          "  output %y\n}\n");
+      ASSERT_TRUE(bool(P)) << llvm::toString(P.takeError());
+      PipelineOptions PO;
+      PO.TargetGpu = true;
+      PO.Prec = Precision::BF16;
+      ASSERT_FALSE(bool(runPipeline(**P, PO)));
+      G = std::move(*P);
+    } else {
+      G = pipelined("f16", 300, 384, 200, "",
+                    "  %y = Gelu(%mb) : f16[300,384] @\"gelu\"\n");
+    }
+    ASSERT_TRUE(G);
+    const Node *Group = contractionGroup(*G);
+    ASSERT_TRUE(Group);
+    CodegenOptions O;
+    KernelNamer Names(*G);
+    GemmVariant V;
+    V.Wgmma = true;
+    V.Tile = C.T;
+    auto K = emitGeneratedGemmVariant(*Group, O, Names, &V);
+    ASSERT_TRUE(bool(K)) << llvm::toString(K.takeError());
+    EXPECT_EQ(K->Block[0], unsigned(C.T.BM / 64 * 128));
+    EXPECT_EQ(K->Grid[0], unsigned((300 + C.T.BM - 1) / C.T.BM));
+    EXPECT_EQ(K->DynamicSharedBytes, wgmmaSharedBytes(C.T));
+    EXPECT_TRUE(has(K->Source, "m64n" + std::to_string(C.T.BN) + "k16"));
+    EXPECT_TRUE(has(K->Source, C.TransB ? "p, 1, 1, 0, 0;" : "p, 1, 1, 0, 1;"));
+    Kernels.push_back(std::move(*K));
+    Graphs.push_back(std::move(G));
+  }
+  auto Cubins = compileKernels(Kernels, solder::testing::testNvrtcOptions());
+  ASSERT_TRUE(bool(Cubins)) << llvm::toString(Cubins.takeError());
+  EXPECT_EQ(Cubins->size(), Kernels.size());
+}
+
+TEST(GeneratedGemm, WgmmaTileOfALayerNormRowIsOneCluster) {
+  // Tiles for BERT-base's shapes: whole 64-column blocks, and a row of N
+  // under a LayerNorm over at most 8 blocks.
+  for (int64_t M : {1, 128, 4096})
+    for (auto [N, K] : {std::pair<int64_t, int64_t>{768, 768},
+                        {2304, 768},
+                        {3072, 768},
+                        {768, 3072},
+                        {1000, 64}})
+      for (bool Norm : {false, true}) {
+        if (Norm && N > 1024)
+          continue;
+        WgmmaTile T = chooseWgmmaTile(M, N, K, Norm);
+        SCOPED_TRACE(std::to_string(M) + "x" + std::to_string(N) + "x" +
+                     std::to_string(K));
+        EXPECT_EQ(T.BM % 64, 0);
+        EXPECT_EQ(T.BN % 64, 0);
+        EXPECT_GE(T.Stages, 4);
+        EXPECT_LE(wgmmaSharedBytes(T), 220u * 1024);
+        if (Norm) {
+          EXPECT_LE((N + T.BN - 1) / T.BN, 8);
+        }
+      }
+}
+
+TEST(GeneratedGemm, WgmmaKernelsCompileForSm90aOnly) {
+  // The marker line makes NVRTC target sm_90a; without it the same kernel
+  // fails (wgmma is not in plain sm_90), and no other target takes it.
+  auto G = pipelined("f16", 128, 128, 64, "",
+                     "  %y = Relu(%mb) : f16[128,128] @\"relu\"\n");
+  ASSERT_TRUE(G);
+  const Node *Group = contractionGroup(*G);
+  ASSERT_TRUE(Group);
+  auto KO = wgmmaKernel(*G, *Group);
+  ASSERT_TRUE(bool(KO)) << llvm::toString(KO.takeError());
+  GeneratedKernel K = std::move(*KO);
+  ASSERT_TRUE(needsArchSpecificTarget(K.Source)) << K.Source;
+  NvrtcOptions NO = solder::testing::testNvrtcOptions();
+  NO.Arch = "sm_100";
+  auto Other = compileKernels({K}, NO);
+  ASSERT_FALSE(bool(Other));
+  EXPECT_TRUE(has(llvm::toString(Other.takeError()), "sm_90a"));
+  GeneratedKernel Plain = K;
+  size_t At = Plain.Source.find(ArchSpecificMarker);
+  Plain.Source.erase(At, std::strlen(ArchSpecificMarker));
+  NO.Arch = "sm_90";
+  auto Failed = compileKernels({Plain}, NO);
+  ASSERT_FALSE(bool(Failed)) << "wgmma compiled for plain sm_90";
+  EXPECT_TRUE(has(llvm::toString(Failed.takeError()), "wgmma"));
 }
 
 TEST(GeneratedGemm, LayerNormNeedsClustersBelowSm90) {
@@ -143,10 +361,13 @@ TEST(GeneratedGemm, OddShapesTakeElementLoads) {
   EXPECT_FALSE(has(K.Source, "solder_cp16_u(a_dst")) << K.Source;
   EXPECT_FALSE(has(K.Source, "__cluster_dims__"));
   EXPECT_TRUE(has(K.Source, "__nv_bfloat16"));
+  // Rows not 16-byte aligned: no wgmma on sm_90 either.
+  EXPECT_FALSE(has(K.Source, "wgmma"));
+  EXPECT_FALSE(has(K.Source, ArchSpecificMarker));
 }
 
 TEST(GeneratedGemm, AlignedShapesCopyAsynchronously) {
-  // Twin of the above: K and N multiples of 8.
+  // Twin of the above: K and N multiples of 8, in both loops.
   auto G = pipelined("f16", 64, 64, 32, "",
                      "  %y = Relu(%mb) : f16[64,64] @\"relu\"\n");
   ASSERT_TRUE(G);
@@ -155,6 +376,10 @@ TEST(GeneratedGemm, AlignedShapesCopyAsynchronously) {
   GeneratedKernel K = gemmKernel(*G, *Group);
   EXPECT_FALSE(has(K.Summary, "element loads")) << K.Summary;
   EXPECT_TRUE(has(K.Source, "solder_cp16_u(a_dst")) << K.Source;
+  auto W = wgmmaKernel(*G, *Group);
+  ASSERT_TRUE(bool(W)) << llvm::toString(W.takeError());
+  EXPECT_TRUE(has(W->Source, "solder_cp16_u(a_dst")) << W->Source;
+  EXPECT_TRUE(has(W->Source, "solder_wgmma(acc[0]"));
 }
 
 TEST(GeneratedGemm, F32GroupsHaveNone) {

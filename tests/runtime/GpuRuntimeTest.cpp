@@ -12,8 +12,11 @@
 #include "RuntimeTestUtils.h"
 #include "codegen/KernelEmitter.h"
 #include "codegen/LibraryEpilogue.h"
+#include "codegen/NvrtcCompiler.h"
+#include "codegen/WgmmaGemm.h"
 #include "frontend/OnnxImporter.h"
 #include "ir/Printer.h"
+#include "passes/Pipeline.h"
 #include "runtime/cuda/CudaLibraries.h"
 #include "runtime/cuda/CudaSupport.h"
 #include "runtime/cuda/LibraryCalls.h"
@@ -443,7 +446,7 @@ static std::string randomValues(int64_t Count, unsigned Seed) {
 /// weights w ([K, N], or [N, K] through Gemm with transB, alpha and a C
 /// bias), then Epi: "bias", "gelu" (bias + Gelu), "ln" (bias + residual +
 /// LayerNorm), "rms" (residual + RMSNormalization). The weights are a
-/// random block of 16 rows (columns for transB) tiled along K, which
+/// random block of 24 rows (columns for transB) tiled along K, which
 /// constant folding turns into one constant, as exports have them.
 static std::string gemmGroupGraph(const std::string &T, int64_t Lead, int64_t M,
                                   int64_t N, int64_t K, const std::string &Epi,
@@ -453,7 +456,9 @@ static std::string gemmGroupGraph(const std::string &T, int64_t Lead, int64_t M,
                         : "[" + S(M) + "," + S(K) + "]";
   std::string YD = Lead ? "[" + S(Lead) + "," + S(M) + "," + S(N) + "]"
                         : "[" + S(M) + "," + S(N) + "]";
-  int64_t Block = std::min<int64_t>(K, 16), Reps = (K + Block - 1) / Block;
+  // 24 rows: the period is no multiple of the tensor cores' 16 of K, so a
+  // kernel reading the wrong 16 rows of B cannot pass.
+  int64_t Block = std::min<int64_t>(K, 24), Reps = (K + Block - 1) / Block;
   std::string G = "graph \"g\" opset 23 {\n";
   G += "  input %x : " + T + XD + "\n";
   G += "  input %r : " + T + YD + "\n";
@@ -520,9 +525,16 @@ TEST(GpuRuntimeTest, GeneratedGemmMatchesReference) {
   // epilogue kind against the reference: BERT-base shapes, row
   // normalizations over one block and over clusters of 2 to 8 blocks
   // (N = 1000: a partial last block), odd M/N/K (element loads when K or N
-  // is not a multiple of 8), K = 1, N = 1, batched A, Gemm with transB,
-  // alpha and a C bias. Each plan must run the group as the generated
-  // kernel (one launch), not fall back to the library.
+  // is not a multiple of 8), K = 1, N = 1, K not a multiple of 64, batched
+  // A, Gemm with transB, alpha and a C bias (with a LayerNorm too). Each
+  // case runs twice: planned for this GPU (on sm_90 the wgmma loop where
+  // rows are 16-byte aligned) and planned for sm_80 (the mma.sync loop;
+  // the plan's kernels are recompiled for this GPU when loaded), where
+  // sm_80 has a generated kernel for the group (while the wgmma loop is
+  // off by default, both plans run mma.sync and the second is skipped;
+  // WgmmaGemmVariantsMatchReference forces wgmma). Each plan must run the
+  // group as the generated kernel (one launch), not fall back to the
+  // library.
   SKIP_WITHOUT_GPU();
   struct Case {
     int64_t Lead, M, N, K;
@@ -536,30 +548,194 @@ TEST(GpuRuntimeTest, GeneratedGemmMatchesReference) {
       {2, 7, 256, 64, "rms", false},      {0, 5, 1, 16, "bias", false},
       {0, 19, 24, 1, "bias", false},      {0, 64, 96, 72, "gelu", true},
       {0, 130, 128, 200, "ln", false},    {0, 1, 64, 8, "bias", false},
+      {0, 200, 320, 136, "gelu", false},  {0, 100, 512, 136, "ln", true},
+      {0, 600, 384, 96, "bias", false},   {0, 300, 136, 64, "rms", true},
+  };
+  for (const Case &C : Cases)
+    for (const char *T : {"f16", "bf16"})
+      for (const char *Arch : {"", "sm_80"}) {
+        if (*Arch && !codegen::WgmmaByDefault)
+          continue;
+        std::string Text =
+            gemmGroupGraph(T, C.Lead, C.M, C.N, C.K, C.Epi, C.TransB);
+        SCOPED_TRACE(std::string(Arch) + "\n" + Text);
+        auto G = parseOrFail(Text);
+        ASSERT_TRUE(G);
+        CompileOptions CO;
+        CO.Gemm = GemmKernels::Generated;
+        CO.Prec = std::string(T) == "f16" ? Precision::F16 : Precision::BF16;
+        CO.ComputeIo = true;
+        CO.Arch = Arch;
+        {
+          auto Copy = parseOrFail(Text);
+          CO.CacheDir = testCacheDir();
+          auto M = CompiledModel::compileGraph(*Copy, CO);
+          ASSERT_TRUE(bool(M)) << llvm::toString(M.takeError());
+          size_t Gemms = 0;
+          for (const PlanKernel &K : (*M)->plan().Kernels)
+            Gemms += llvm::StringRef(K.Name).endswith("_gemm");
+          // sm_80 has no clusters: rows over 128 columns stay with the
+          // library there.
+          bool Sm80Refuses =
+              *Arch && C.N > 128 &&
+              (std::string(C.Epi) == "ln" || std::string(C.Epi) == "rms");
+          if (Sm80Refuses)
+            continue;
+          EXPECT_EQ(Gemms, 1u) << "the group did not run as a generated GEMM";
+        }
+        double Tol = std::string(T) == "f16" ? 1e-2 : 3e-2;
+        expectGpuMatchesReference(*G, 21, 2, Tol, CO);
+      }
+}
+
+TEST(GpuRuntimeTest, WgmmaGemmVariantsMatchReference) {
+  // The wgmma loop of the generated GEMM (codegen/WgmmaGemm.cpp), forced
+  // (it is not taken by default until this passes), chosen and explicit
+  // tiles, launched on its own on the group's operands (the output
+  // poisoned with NaN first) and checked against the reference executor:
+  // one and several steps of K, K not a multiple of 64, M and N edges, one
+  // to four warpgroups (three: copies not a multiple of the threads), B
+  // as [K, N] (N-major) and as [N, K] (Gemm transB, any multiple of 8
+  // columns), LayerNorm and RMS norm over clusters of 1 to 8 blocks,
+  // f16 and bf16. The weights repeat every 24 rows of K, so reading the
+  // wrong 16 rows of B fails.
+  SKIP_WITHOUT_GPU();
+  llvm::Expected<std::string> DevArch = currentDeviceArch();
+  ASSERT_TRUE(bool(DevArch)) << llvm::toString(DevArch.takeError());
+  if (*DevArch != "sm_90")
+    GTEST_SKIP() << "wgmma needs sm_90; this GPU is " << *DevArch;
+  llvm::Expected<int> Dev = requireDevice();
+  ASSERT_TRUE(bool(Dev)) << llvm::toString(Dev.takeError());
+  struct Case {
+    int64_t Lead, M, N, K;
+    const char *Epi;
+    bool TransB;
+    codegen::WgmmaTile Tile; // {0, 0, 0}: the chosen one
+  };
+  const Case Cases[] = {
+      {0, 128, 128, 64, "bias", false, {64, 64, 4}},
+      {0, 200, 320, 200, "gelu", false, {128, 128, 4}},
+      {0, 200, 320, 200, "gelu", false, {192, 128, 5}},
+      {1, 128, 768, 768, "ln", false, {0, 0, 0}},
+      {0, 512, 768, 3072, "ln", false, {128, 192, 5}},
+      {0, 512, 768, 768, "ln", false, {64, 128, 6}},
+      {0, 33, 1000, 64, "ln", false, {0, 0, 0}},
+      {0, 256, 2304, 768, "bias", false, {128, 256, 4}},
+      {0, 256, 3072, 768, "gelu", false, {256, 128, 4}},
+      {0, 600, 384, 96, "bias", false, {0, 0, 0}},
+      {2, 7, 256, 64, "rms", false, {0, 0, 0}},
+      {0, 1, 64, 8, "bias", false, {0, 0, 0}},
+      {0, 64, 96, 72, "gelu", true, {64, 96, 4}},
+      {0, 100, 512, 136, "ln", true, {0, 0, 0}},
+      {0, 300, 136, 64, "rms", true, {192, 64, 5}},
   };
   for (const Case &C : Cases)
     for (const char *T : {"f16", "bf16"}) {
       std::string Text =
           gemmGroupGraph(T, C.Lead, C.M, C.N, C.K, C.Epi, C.TransB);
-      SCOPED_TRACE(Text);
+      SCOPED_TRACE("tile " + std::to_string(C.Tile.BM) + "x" +
+                   std::to_string(C.Tile.BN) + "\n" + Text);
       auto G = parseOrFail(Text);
       ASSERT_TRUE(G);
-      CompileOptions CO;
-      CO.Gemm = GemmKernels::Generated;
-      CO.Prec = std::string(T) == "f16" ? Precision::F16 : Precision::BF16;
-      CO.ComputeIo = true;
-      {
-        auto Copy = parseOrFail(Text);
-        CO.CacheDir = testCacheDir();
-        auto M = CompiledModel::compileGraph(*Copy, CO);
-        ASSERT_TRUE(bool(M)) << llvm::toString(M.takeError());
-        size_t Gemms = 0;
-        for (const PlanKernel &K : (*M)->plan().Kernels)
-          Gemms += llvm::StringRef(K.Name).endswith("_gemm");
-        EXPECT_EQ(Gemms, 1u) << "the group did not run as a generated GEMM";
+      std::vector<Tensor> In = randomInputs(*G, 21);
+      auto Ref = runReference(*G, In);
+      ASSERT_TRUE(bool(Ref)) << llvm::toString(Ref.takeError());
+      // The group as a plan would have it.
+      auto Copy = parseOrFail(Text);
+      ASSERT_TRUE(Copy);
+      PipelineOptions PO;
+      PO.TargetGpu = true;
+      PO.Prec = std::string(T) == "f16" ? Precision::F16 : Precision::BF16;
+      ASSERT_FALSE(bool(runPipeline(*Copy, PO)));
+      const Node *Group = nullptr;
+      for (const auto &N : Copy->nodes())
+        if (isFusedGroup(*N) && groupInfo(*N).Kind == GroupKind::Contraction)
+          Group = N.get();
+      ASSERT_TRUE(Group) << graphToString(*Copy);
+      CodegenOptions O;
+      O.SmVersion = 90;
+      KernelNamer Names(*Copy);
+      codegen::GemmVariant V;
+      V.Wgmma = true;
+      V.Tile = C.Tile;
+      auto K = codegen::emitGeneratedGemmVariant(*Group, O, Names, &V);
+      ASSERT_TRUE(bool(K)) << llvm::toString(K.takeError());
+      NvrtcOptions NO;
+      NO.Arch = "sm_90";
+      NO.CacheDir = testCacheDir();
+      NO.Progress = [](unsigned, unsigned) {};
+      auto Cubins = compileKernels({*K}, NO);
+      ASSERT_TRUE(bool(Cubins)) << llvm::toString(Cubins.takeError());
+
+      cudaLibrary_t Lib;
+      ASSERT_EQ(cudaLibraryLoadData(&Lib, (*Cubins)[0].data(), nullptr, nullptr,
+                                    0, nullptr, nullptr, 0),
+                cudaSuccess);
+      cudaKernel_t Kern;
+      ASSERT_EQ(cudaLibraryGetKernel(&Kern, Lib, K->Name.c_str()), cudaSuccess);
+      if (K->DynamicSharedBytes > 48 * 1024) {
+        ASSERT_EQ(cudaKernelSetAttributeForDevice(
+                      Kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                      int(K->DynamicSharedBytes), *Dev),
+                  cudaSuccess);
       }
+      // Buffers: results poisoned with NaN (all ones in f16 and bf16),
+      // operands from the inputs by name or the folded constants.
+      std::vector<void *> Ptrs;
+      auto Bytes = [](const Value *X) {
+        return size_t(X->type().numElements()) * dtypeSize(X->dtype());
+      };
+      for (const Value *X : K->Outputs) {
+        void *P = nullptr;
+        ASSERT_EQ(cudaMalloc(&P, Bytes(X)), cudaSuccess);
+        ASSERT_EQ(cudaMemset(P, 0xFF, Bytes(X)), cudaSuccess);
+        Ptrs.push_back(P);
+      }
+      for (const Value *X : K->Inputs) {
+        const Tensor *Host = X->constant();
+        for (size_t I = 0; I < G->inputs().size() && !Host; ++I)
+          if (G->inputs()[I]->name() == X->name())
+            Host = &In[I];
+        ASSERT_TRUE(Host) << "operand " << X->name()
+                          << " is neither an input nor a constant";
+        ASSERT_EQ(Host->byteSize(), Bytes(X)) << X->name();
+        void *P = nullptr;
+        ASSERT_EQ(cudaMalloc(&P, Bytes(X)), cudaSuccess);
+        ASSERT_EQ(
+            cudaMemcpy(P, Host->rawData(), Bytes(X), cudaMemcpyHostToDevice),
+            cudaSuccess);
+        Ptrs.push_back(P);
+      }
+      std::vector<void *> Args;
+      for (void *&P : Ptrs)
+        Args.push_back(&P);
+      ASSERT_EQ(cudaLaunchKernel(reinterpret_cast<const void *>(Kern),
+                                 dim3(K->Grid[0], K->Grid[1], K->Grid[2]),
+                                 dim3(K->Block[0], K->Block[1], K->Block[2]),
+                                 Args.data(), K->DynamicSharedBytes, nullptr),
+                cudaSuccess);
+      // A fault is sticky: stop at the first.
+      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess) << K->Summary;
       double Tol = std::string(T) == "f16" ? 1e-2 : 3e-2;
-      expectGpuMatchesReference(*G, 21, 2, Tol, CO);
+      for (size_t J = 0; J < K->Outputs.size(); ++J) {
+        const Value *X = K->Outputs[J];
+        Tensor Got(X->dtype(), X->type().staticDims());
+        ASSERT_EQ(cudaMemcpy(Got.mutableRawData(), Ptrs[J], Bytes(X),
+                             cudaMemcpyDeviceToHost),
+                  cudaSuccess);
+        bool Found = false;
+        for (size_t I = 0; I < G->outputs().size(); ++I)
+          if (G->outputs()[I]->name() == X->name()) {
+            Found = true;
+            EXPECT_LE(relativeError(Got, (*Ref)[I]), Tol)
+                << X->name() << ", " << K->Summary;
+          }
+        EXPECT_TRUE(Found) << "kernel result " << X->name()
+                           << " is no graph output";
+      }
+      for (void *P : Ptrs)
+        cudaFree(P);
+      cudaLibraryUnload(Lib);
     }
 }
 

@@ -1,0 +1,246 @@
+//===- WgmmaGemm.cpp - The Hopper main loop of the generated GEMM ---------===//
+//
+// For sm_90 the generated GEMM multiplies with wgmma.mma_async (sm_90a):
+// a block of BM / 64 warpgroups (4 warps each) owns a BM x BN tile of the
+// product; warpgroup w computes rows 64w..64w+63 with one m64nBNk16 wgmma
+// per 16 of K, both operands read by the tensor cores straight from shared
+// memory through matrix descriptors, fp32 accumulators in registers.
+//
+// Operands reach shared memory by per-thread 16-byte cp.async (the kernel
+// keeps plain pointer parameters), into the layouts wgmma reads with
+// 128-byte swizzle: rows of 128 bytes, 16-byte chunk c of row r stored at
+// chunk c ^ (r % 8), 8 rows making a 1024-byte atom:
+//
+//   A [M, K] (K-major), 64 of K per stage:     row m = 128 bytes of k
+//     atom 0: rows m0..m0+7   | SBO = 1024 to the next 8 rows
+//   B [K, N] (N-major, wgmma's transposed B): per 64 columns of N, 64 rows
+//     of k of 128 bytes each; SBO = 1024 to the next 8 rows of k, LBO =
+//     8192 to the next 64 columns
+//   B [N, K] (Gemm transB, K-major): as A, one row per column of N
+//
+// A stage of K advances a descriptor by 32 bytes per 16 of K (K-major) or
+// by 16 rows (N-major). Every element past M, N or K is zero-filled by the
+// copy, so edges need no other care (K and N multiples of 8: a 16-byte
+// chunk is wholly inside or outside).
+//
+// The ring of S stages is filled S - 2 steps ahead. Step kt waits for its
+// own copies (cp.async.wait_group), fences them into the async proxy
+// (fence.proxy.async: the tensor cores read shared memory through it),
+// meets the other warps at a barrier, refills the stage that step kt - 2
+// read, and issues its wgmmas; each warpgroup then waits for all but its
+// latest wgmma group. So step kt's products still run while step kt + 1
+// is issued, and a stage is refilled only after every warpgroup has
+// waited for the wgmmas that read it (the barrier between).
+//
+// The accumulators of one warp are those of an m16n8 mma.sync tile
+// repeated along N, so the epilogue (GemmEmitter.cpp) is the same text for
+// both loops: warp w is the mma.sync loop's warp row wm = w with TM = 16,
+// one warp column (WN = 1, TN = BN).
+//
+//===----------------------------------------------------------------------===//
+#include "codegen/WgmmaGemm.h"
+#include "codegen/EmitterUtils.h"
+#include <algorithm>
+
+namespace solder {
+namespace codegen {
+
+namespace {
+
+/// SMs of the GPU the tile is chosen for (an H100 SXM; the PCIe card's 114
+/// only shift where the waves fall).
+constexpr int64_t SmCount = 132;
+/// Shared memory the stages may take (the SM's 227 KB less the epilogue's
+/// static arrays and the alignment slack).
+constexpr int64_t StageBudget = 216 * 1024;
+constexpr int MaxStages = 6;
+
+const char *const WgmmaLoop =
+    R"(constexpr int BM = $BM, BN = $BN, BK = 64, STAGES = $STAGES, NWG = BM / 64;
+constexpr int NTH = NWG * 128, WM = NWG * 4, WN = 1, TM = 16, TN = BN, MT = 1, NT = BN / 8;
+constexpr int A_STAGE = BM * 128, B_STAGE = $BSTAGE;
+constexpr int CA = BM * 8 / NTH, CB = (BN * 8 + NTH - 1) / NTH;
+static_assert(WM * WN * 32 == NTH && CA * NTH == BM * 8, "tile");
+constexpr long long M = $M;
+constexpr int N = $N, K = $K, KT = (K + BK - 1) / BK;
+extern __shared__ __align__(128) unsigned char solder_dyn_smem[];
+// Stages on a 1024-byte boundary (the swizzle atom), A's then B's.
+const unsigned as_u = (solder_smem(solder_dyn_smem) + 1023u) & ~1023u;
+const unsigned bs_u = as_u + STAGES * A_STAGE;
+const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+const int wm = warp, wn = 0, g = lane >> 2, tq = lane & 3;
+const long long m0 = (long long)blockIdx.x * BM;
+const int n0 = blockIdx.y * BN;
+const $T *const Ag = $APARAM;
+const $T *const Bg = $BPARAM;
+// A: this thread's chunk i is row a_r + i * (NTH / 8), 16-byte column a_c
+// (rows NTH / 8 apart share the swizzle phase).
+const int a_r = tid >> 3, a_c = tid & 7;
+const $T *const a_src = Ag + (m0 + a_r) * K + a_c * 8;
+const unsigned a_dst = as_u + a_r * 128 + ((a_c ^ (a_r & 7)) << 4);
+$SETUP_B
+auto load_stage = [&](int s, int kt) {
+  const int k0 = kt * BK;
+  const bool a_kok = k0 + a_c * 8 < K;
+#pragma unroll
+  for (int i = 0; i < CA; ++i) {
+    const bool ok = a_kok && m0 + a_r + i * (NTH / 8) < M;
+    solder_cp16_u(a_dst + s * A_STAGE + i * (NTH * 16),
+                  ok ? a_src + (long long)i * (NTH / 8) * K + k0 : Ag, ok);
+  }
+$COPY_B
+};
+float acc[MT][NT][4];
+#pragma unroll
+for (int nt = 0; nt < NT; ++nt)
+  acc[0][nt][0] = acc[0][nt][1] = acc[0][nt][2] = acc[0][nt][3] = 0.f;
+#pragma unroll
+for (int s = 0; s < STAGES - 2; ++s) {
+  if (s < KT) load_stage(s, s);
+  solder_cp_commit();
+}
+// Warpgroup warp / 4 reads rows 64 * (warp / 4).. of A's stage.
+const unsigned long long da0 = solder_wgmma_desc(as_u + (warp >> 2) * (64 * 128), 16, 1024);
+const unsigned long long db0 = solder_wgmma_desc(bs_u, $BLBO, 1024);
+int rs = 0, ws = STAGES - 2;
+for (int kt = 0; kt < KT; ++kt) {
+  solder_cp_wait<STAGES - 3>();
+  solder_fence_async_smem();
+  __syncthreads();
+  // The stage refilled here was last read by step kt - 2's wgmmas, which
+  // every warpgroup waited for before this barrier.
+  if (kt + STAGES - 2 < KT) load_stage(ws, kt + STAGES - 2);
+  solder_cp_commit();
+  ws = ws == STAGES - 1 ? 0 : ws + 1;
+  solder_wgmma_fence();
+#pragma unroll
+  for (int kk = 0; kk < BK / 16; ++kk)
+    solder_wgmma(acc[0], da0 + (unsigned)((rs * A_STAGE + kk * 32) >> 4),
+                 db0 + (unsigned)((rs * B_STAGE + kk * $BKSTEP) >> 4));
+  solder_wgmma_commit();
+  solder_wgmma_wait<1>();
+  rs = rs == STAGES - 1 ? 0 : rs + 1;
+}
+solder_wgmma_wait<0>();
+solder_cp_wait0();)";
+
+// B as [K, N] (N-major): chunk x = tid + i * NTH of a stage is k-row
+// x / (BN / 8), 16-byte column cc = x % (BN / 8), stored in 64-column block
+// cc / 8 at swizzled chunk (cc % 8) ^ (row % 8).
+const char *const SetupBKN =
+    R"(const $T *b_src[CB];
+unsigned b_dst[CB];
+int b_row[CB];
+bool b_ok[CB];
+#pragma unroll
+for (int i = 0; i < CB; ++i) {
+  const int x = tid + i * NTH, r = x / (BN / 8), cc = x % (BN / 8);
+  b_ok[i] = x < BN * 8 && n0 + cc * 8 < N;
+  b_row[i] = r;
+  b_src[i] = Bg + (long long)r * N + (b_ok[i] ? n0 + cc * 8 : 0);
+  b_dst[i] = bs_u + (cc >> 3) * (BK * 128) + r * 128 + (((cc & 7) ^ (r & 7)) << 4);
+})";
+const char *const CopyBKN =
+    R"(#pragma unroll
+  for (int i = 0; i < CB; ++i) {
+    if (CB * NTH != BN * 8 && tid + i * NTH >= BN * 8)
+      break;
+    const bool ok = b_ok[i] && k0 + b_row[i] < K;
+    solder_cp16_u(b_dst[i] + s * B_STAGE, ok ? b_src[i] + (long long)k0 * N : Bg, ok);
+  })";
+// B as [N, K] (K-major): as A, row (of N) b_r + i * (NTH / 8).
+const char *const SetupBNK =
+    R"(const int b_r = tid >> 3, b_c = tid & 7;
+const $T *const b_src = Bg + (long long)(n0 + b_r) * K + b_c * 8;
+const unsigned b_dst = bs_u + b_r * 128 + ((b_c ^ (b_r & 7)) << 4);)";
+const char *const CopyBNK =
+    R"(  const bool b_kok = k0 + b_c * 8 < K;
+#pragma unroll
+  for (int i = 0; i < CB; ++i) {
+    const int r = b_r + i * (NTH / 8);
+    if (CB * NTH != BN * 8 && r >= BN)
+      break;
+    const bool ok = b_kok && n0 + r < N;
+    solder_cp16_u(b_dst + s * B_STAGE + i * (NTH * 16),
+                  ok ? b_src + (long long)i * (NTH / 8) * K + k0 : Bg, ok);
+  })";
+
+int64_t ceilDiv(int64_t A, int64_t B) { return (A + B - 1) / B; }
+
+int stagesFor(int BM, int BN) {
+  int64_t StageBytes = int64_t(BM + BN) * 128;
+  return int(std::min<int64_t>(MaxStages, StageBudget / StageBytes));
+}
+
+} // namespace
+
+bool wgmmaApplies(unsigned Sm, int64_t N, int64_t K, bool TransB) {
+  return Sm == 90 && K % 8 == 0 && (TransB || N % 8 == 0);
+}
+
+WgmmaTile chooseWgmmaTile(int64_t M, int64_t N, int64_t K, bool Norm) {
+  // No more stages than steps of K to fill them (a short K then leaves
+  // shared memory for a second block on the SM).
+  const int MaxUseful = int(std::max<int64_t>(4, ceilDiv(K, 64) + 2));
+  WgmmaTile Best;
+  double BestCost = -1;
+  for (int BM : {64, 128, 192, 256})
+    for (int BN : {64, 128, 192, 256}) {
+      // No warpgroup without rows; 168 registers a thread at 384 threads
+      // and 128 at 512 leave room for 96 and 64 accumulators.
+      if (BM > 64 && M <= BM - 64)
+        continue;
+      if ((BM == 192 && BN > 192) || (BM == 256 && BN > 128))
+        continue;
+      if (Norm && ceilDiv(N, BN) > 8)
+        continue;
+      if (stagesFor(BM, BN) < 4)
+        continue;
+      int64_t Tiles = ceilDiv(M, BM) * ceilDiv(N, BN);
+      int64_t Waves = ceilDiv(Tiles, SmCount);
+      // Per step of 64 of K: BM x BN x 64 multiply-adds at about 2048 a
+      // clock, or (BM + BN) x 128 bytes at about 64 a clock from L2.
+      double Step = std::max(double(BM) * BN / 32.0, double(BM + BN) * 2.0);
+      double Cost = double(Waves) * Step;
+      bool Better = BestCost < 0 || Cost < BestCost * 0.999 ||
+                    (Cost <= BestCost * 1.001 &&
+                     int64_t(BM) * BN > int64_t(Best.BM) * Best.BN);
+      if (Better) {
+        BestCost = Cost;
+        Best = {BM, BN, std::min(stagesFor(BM, BN), MaxUseful)};
+      }
+    }
+  return Best;
+}
+
+unsigned wgmmaSharedBytes(const WgmmaTile &T) {
+  return unsigned(int64_t(T.Stages) * (T.BM + T.BN) * 128 + 1024);
+}
+
+std::string wgmmaMainLoop(const WgmmaTile &T, bool TransB, int64_t M, int64_t N,
+                          int64_t K, const std::string &ElemType,
+                          const std::string &APtr, const std::string &BPtr) {
+  // N-major B is stored in whole 64-column blocks.
+  int64_t BStage = TransB ? int64_t(T.BN) * 128 : ceilDiv(T.BN, 64) * 8192;
+  std::string Loop =
+      substitute(WgmmaLoop, {{"SETUP_B", TransB ? SetupBNK : SetupBKN},
+                             {"COPY_B", TransB ? CopyBNK : CopyBKN}});
+  return substitute(std::move(Loop),
+                    {{"BM", std::to_string(T.BM)},
+                     {"BN", std::to_string(T.BN)},
+                     {"STAGES", std::to_string(T.Stages)},
+                     {"BSTAGE", std::to_string(BStage)},
+                     // Descriptor steps per 16 of K: 32 bytes along a
+                     // K-major row, 16 rows of an N-major block.
+                     {"BKSTEP", TransB ? "32" : "2048"},
+                     {"BLBO", TransB ? "16" : "8192"},
+                     {"M", std::to_string(M) + "LL"},
+                     {"N", std::to_string(N)},
+                     {"K", std::to_string(K)},
+                     {"T", ElemType},
+                     {"APARAM", APtr},
+                     {"BPARAM", BPtr}});
+}
+
+} // namespace codegen
+} // namespace solder

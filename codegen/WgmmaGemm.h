@@ -1,0 +1,80 @@
+//===- WgmmaGemm.h - The Hopper main loop of the generated GEMM -*- C++ -*-===//
+//
+// Private to codegen/: GemmEmitter.cpp prints one of two main loops into a
+// generated GEMM kernel, mma.sync (sm_80 and later, any alignment) or
+// wgmma (sm_90a, 16-byte aligned rows), then the same epilogue. This
+// header is the wgmma side: its tile choice and its text, plus the way a
+// caller (tests, tile sweeps) forces either path and a tile.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SOLDER_CODEGEN_WGMMAGEMM_H
+#define SOLDER_CODEGEN_WGMMAGEMM_H
+
+#include "codegen/GeneratedKernel.h"
+#include "codegen/KernelEmitter.h"
+#include "ir/DType.h"
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace solder {
+namespace codegen {
+
+/// A block of the wgmma GEMM: BM / 64 warpgroups, each computing 64 rows x
+/// BN columns of the block's tile with one m64nBNk16 wgmma per 16 of K;
+/// K walked 64 at a time through Stages shared-memory stages.
+struct WgmmaTile {
+  int BM = 128, BN = 128, Stages = 4;
+};
+
+/// Whether the wgmma path can run an M x N x K product on compute
+/// capability Sm: sm_90 (sm_90a instructions), A's rows and B's rows
+/// 16-byte aligned (K, and N when B is [K, N], multiples of 8).
+bool wgmmaApplies(unsigned Sm, int64_t N, int64_t K, bool TransB);
+
+/// The tile for an M x N x K product: the fewest waves of blocks over the
+/// GPU's SMs, each block costing the larger of its tensor-core time and
+/// its operand traffic per step; with a row normalization, rows of N
+/// split over at most 8 blocks (one cluster).
+WgmmaTile chooseWgmmaTile(int64_t M, int64_t N, int64_t K, bool Norm);
+
+/// Whether emitGeneratedGemm takes the wgmma loop where it applies. Off
+/// for now: the loop compiles for sm_90a (ptxas: no spills, no serialized
+/// wgmma) but has not yet run on a GPU; GemmVariant forces it, and
+/// GpuRuntimeTest.WgmmaGemmVariantsMatchReference checks it against the
+/// reference executor there. Turn on (per shape, as measured) once that
+/// passes.
+constexpr bool WgmmaByDefault = false;
+
+/// Dynamic shared memory of the tile's kernel, in bytes (the stages, plus
+/// the slack that aligns them to 1024 bytes).
+unsigned wgmmaSharedBytes(const WgmmaTile &T);
+
+/// The main loop of the wgmma kernel for element type T ("__half"), with A
+/// at APtr ([M, K]) and B at BPtr ([K, N], or [N, K] when TransB). It
+/// defines what the epilogue reads, as the mma.sync loop does: BM, BN, NTH,
+/// WM, WN, TM, TN, MT, NT, M, N, K, tid, lane, warp, wm, wn, g, tq, m0, n0
+/// and `float acc[MT][NT][4]`, whose element [0][nt][h * 2 + e] is the
+/// product at row m0 + wm * TM + g + h * 8, column n0 + nt * 8 + tq * 2 + e.
+std::string wgmmaMainLoop(const WgmmaTile &T, bool TransB, int64_t M, int64_t N,
+                          int64_t K, const std::string &ElemType,
+                          const std::string &APtr, const std::string &BPtr);
+
+/// Which main loop a generated GEMM uses, forced (tests, tile sweeps);
+/// BM = 0 lets the wgmma tile be chosen.
+struct GemmVariant {
+  bool Wgmma = false;
+  WgmmaTile Tile = {0, 0, 0};
+};
+
+/// emitGeneratedGemm with the main loop forced (nullptr: chosen as
+/// emitGeneratedGemm chooses). An error when the forced path does not
+/// apply to the group.
+llvm::Expected<GeneratedKernel>
+emitGeneratedGemmVariant(const Node &Group, const CodegenOptions &Opts,
+                         KernelNamer &Names, const GemmVariant *Force);
+
+} // namespace codegen
+} // namespace solder
+
+#endif
