@@ -164,7 +164,9 @@ const ExprRule Rules[] = {
   {OpKind::Min, CFP, "", "fmin$F($0, $1)"},
   {OpKind::Min, CInt, "", "min($0, $1)"},
   // NaN stays NaN (both comparisons are false), as in numpy.clip.
-  {OpKind::Clip, CNum, "", "$0 < $1 ? $1 : ($0 > $2 ? $2 : $0)"},
+  // min(max(x, lo), hi), as ONNX defines it: lo > hi makes every element
+  // hi; a NaN stays NaN.
+  {OpKind::Clip, CNum, "", "$0 < $1 ? ($1 > $2 ? $2 : $1) : ($0 > $2 ? $2 : $0)"},
   {OpKind::Equal, CAll, "", "$0 == $1"},
   {OpKind::Less, CNum, "", "$0 < $1"},
   {OpKind::Greater, CNum, "", "$0 > $1"},
