@@ -1,0 +1,452 @@
+//===- EmulatedPlanTest.cpp - Every generated kernel group, on the CPU ----===//
+//
+// Builds GPU plans (sm_90, offline) of the bundled models and, where
+// ../shared is present, the shared ones, in fp32, fp16 and bf16; runs the
+// reference executor over the compiled graph keeping every value; then, for
+// each group the plan runs as generated kernels alone, runs those kernels
+// in the emulator (KernelEmulator.h) on the reference's operands, the
+// arena poisoned with NaN first, and compares the group's results with the
+// reference's, as `solder compare` does on a GPU (same tolerances). Groups
+// with a library call (cuBLASLt, cuDNN) or a kernel with inline PTX are
+// counted and left out. The negative twin perturbs one group's kernel
+// (CodegenOptions::PerturbGroupId) and expects exactly that group to fail.
+//
+//===----------------------------------------------------------------------===//
+#include "KernelEmulator.h"
+#include "frontend/OnnxImporter.h"
+#include "ir/Graph.h"
+#include "ir/Parser.h"
+#include "passes/Pipeline.h"
+#include "runtime/cuda/PlanBuilder.h"
+#include "runtime/reference/ReferenceExecutor.h"
+#include "tools/RandomInputs.h"
+#include "llvm/ADT/SmallString.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <gtest/gtest.h>
+#include <iostream>
+#include <map>
+#include <set>
+
+using namespace solder;
+
+namespace {
+
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool Sanitized = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool Sanitized = true;
+#else
+constexpr bool Sanitized = false;
+#endif
+#else
+constexpr bool Sanitized = false;
+#endif
+
+std::string emulatorCacheDir() {
+  llvm::SmallString<256> Dir(SOLDER_BINARY);
+  llvm::sys::path::remove_filename(Dir);
+  llvm::sys::path::append(Dir, "..", "emulator-cache");
+  return std::string(Dir.str());
+}
+
+struct Model {
+  std::string Path;
+  llvm::StringMap<int64_t> Symbols;
+  Precision Prec = Precision::F32;
+  bool FuseAttention = false;
+  /// A model the GPU path cannot plan (an op it lacks, dynamic inputs) is
+  /// noted in Outcome::NotBuilt instead of failing the test.
+  bool Lenient = false;
+};
+
+/// What happened to the groups of one plan.
+struct Outcome {
+  unsigned Emulated = 0, Library = 0, Ptx = 0;
+  /// Ids (or labels) of the groups whose results differ, with why.
+  std::map<std::string, std::string> Failed;
+  /// Ids of the emulated groups.
+  std::vector<int64_t> EmulatedIds;
+  /// Why no plan was built (a lenient run only; otherwise a test failure).
+  std::string NotBuilt;
+};
+
+/// `solder compare`'s group tolerance: the plan's precision sets it, since
+/// a reduced-precision plan also rounds what reaches an f32 result.
+double tolerance(DType T, Precision Prec) {
+  if (T == DType::BF16 || Prec == Precision::BF16)
+    return 3e-2;
+  if (T == DType::F16 || Prec == Precision::F16)
+    return 1e-2;
+  return 1e-4;
+}
+
+/// max |a - b| against max |b| (scaled, as `solder compare` measures), or
+/// the reason it cannot be compared.
+std::string compareValue(const Tensor &Got, const Tensor &Want, double Tol) {
+  if (Got.numElements() != Want.numElements())
+    return "element counts differ";
+  bool Float = isFloat(Want.dtype());
+  double MaxAbs = 0, MaxRef = 0;
+  int64_t Worst = -1;
+  for (int64_t I = 0; I < Want.numElements(); ++I) {
+    double A = Got.getDouble(I), B = Want.getDouble(I);
+    if (std::isnan(B) && std::isnan(A))
+      continue;
+    double D = std::isnan(A) || std::isnan(B) ? INFINITY : std::fabs(A - B);
+    if (std::isinf(A) && std::isinf(B) && (A > 0) == (B > 0))
+      D = 0;
+    if (std::isfinite(B))
+      MaxRef = std::max(MaxRef, std::fabs(B));
+    if (D > MaxAbs) {
+      MaxAbs = D;
+      Worst = I;
+    }
+  }
+  double Bound = Float ? 1e-5 + Tol * MaxRef : 0;
+  if (MaxAbs <= Bound)
+    return "";
+  return "max |emulated - reference| " + std::to_string(MaxAbs) +
+         " at element " + std::to_string(Worst) + " (emulated " +
+         std::to_string(Got.getDouble(Worst)) + ", reference " +
+         std::to_string(Want.getDouble(Worst)) + "), max |reference| " +
+         std::to_string(MaxRef);
+}
+
+Outcome emulateGraph(Graph &G, const Model &M, int64_t PerturbGroupId);
+
+/// Builds the plan of M (PerturbGroupId: see CodegenOptions), runs the
+/// reference, and emulates every kernel-only group.
+Outcome emulatePlan(const Model &M, int64_t PerturbGroupId = -1) {
+  ImportOptions IO;
+  for (const auto &S : M.Symbols)
+    IO.SymbolSizes[S.getKey()] = S.getValue();
+  auto G = importOnnxFile(M.Path, IO);
+  if (!G) {
+    Outcome O;
+    O.NotBuilt = llvm::toString(G.takeError());
+    if (!M.Lenient)
+      ADD_FAILURE() << M.Path << ": " << O.NotBuilt;
+    return O;
+  }
+  return emulateGraph(**G, M, PerturbGroupId);
+}
+
+/// emulatePlan's work on an imported graph (M's path names it).
+Outcome emulateGraph(Graph &G, const Model &M, int64_t PerturbGroupId) {
+  Outcome O;
+  auto NotBuilt = [&](llvm::Error E) {
+    O.NotBuilt = llvm::toString(std::move(E));
+    if (!M.Lenient)
+      ADD_FAILURE() << M.Path << ": " << O.NotBuilt;
+    return O;
+  };
+  PipelineOptions PO;
+  PO.TargetGpu = true;
+  PO.Prec = M.Prec;
+  PO.FuseAttention = M.FuseAttention;
+  if (llvm::Error E = runPipeline(G, PO))
+    return NotBuilt(std::move(E));
+  PlanOptions PlanOpts;
+  PlanOpts.Arch = "sm_90";
+  PlanOpts.Prec = M.Prec;
+  PlanOpts.PerturbGroupId = PerturbGroupId;
+  llvm::Expected<Plan> P = buildPlan(G, PlanOpts);
+  if (!P)
+    return NotBuilt(P.takeError());
+
+  // Every value of the compiled graph, from the reference executor.
+  Graph &Compiled = G;
+  std::vector<Tensor> Inputs;
+  RandomGenerator Gen(7);
+  // Integers from 1: an integer division by zero traps on the CPU (the GPU
+  // returns a value, which ONNX leaves undefined anyway).
+  RandomOptions Random;
+  Random.IntLow = 1;
+  for (const Value *In : Compiled.inputs())
+    Inputs.push_back(makeRandomTensor(In->type().Elem, In->type().staticDims(),
+                                      Random, Gen));
+  std::set<const Value *> Outputs(Compiled.outputs().begin(),
+                                  Compiled.outputs().end());
+  std::vector<const Value *> Kept(Compiled.outputs().begin(),
+                                  Compiled.outputs().end());
+  for (const auto &N : Compiled.nodes())
+    for (Value *V : N->results())
+      if (Outputs.insert(V).second) {
+        Compiled.addOutput(V);
+        Kept.push_back(V);
+      }
+  auto Ref = runReference(Compiled, Inputs);
+  if (!Ref)
+    return NotBuilt(Ref.takeError());
+  std::map<std::string, Tensor> Values;
+  for (size_t I = 0; I < Kept.size(); ++I)
+    Values[Kept[I]->name()] = (*Ref)[I];
+  for (size_t I = 0; I < Inputs.size(); ++I)
+    Values[Compiled.inputs()[I]->name()] = Inputs[I];
+
+  // Which groups run as emulatable kernels alone; their kernels compiled.
+  std::vector<const PlanGroup *> Groups;
+  std::vector<std::pair<std::string, std::string>> Sources;
+  std::map<std::string, size_t> KernelAt;
+  for (const PlanGroup &PG : P->Groups) {
+    if (PG.Steps.empty())
+      continue;
+    bool Library = false, Ptx = false;
+    for (uint32_t S : PG.Steps) {
+      const PlanStep &St = P->Steps[S];
+      if (St.K != PlanStep::Kind::Kernel)
+        Library = true;
+      else if (!emu::whyNotEmulated(P->Kernels[St.Index].Source).empty())
+        Ptx = true;
+    }
+    if (Library || Ptx) {
+      ++(Library ? O.Library : O.Ptx);
+      continue;
+    }
+    Groups.push_back(&PG);
+    for (uint32_t S : PG.Steps) {
+      const PlanKernel &K = P->Kernels[P->Steps[S].Index];
+      if (KernelAt.emplace(K.Name, Sources.size()).second)
+        Sources.push_back({K.Name, K.Source});
+    }
+  }
+  auto Kernels = emu::compileKernels(Sources, emulatorCacheDir());
+  EXPECT_TRUE(bool(Kernels)) << llvm::toString(Kernels.takeError());
+  if (!Kernels)
+    return O;
+
+  std::string Weights = P->Weights.str();
+  for (const PlanGroup *PG : Groups) {
+    std::string Label = PG->Kind + " " + std::to_string(PG->Id) + " (" +
+                        (PG->Members.empty() ? "" : PG->Members.front()) + ")";
+    std::vector<unsigned char> Arena(P->ArenaBytes + 256, 0xFF);
+    std::vector<std::vector<unsigned char>> Ins, Outs;
+    for (const PlanTensor &T : P->Inputs)
+      Ins.emplace_back(T.bytes() + 256, 0xFF);
+    for (const PlanTensor &T : P->Outputs)
+      Outs.emplace_back(T.bytes() + 256, 0xFF);
+    auto Where = [&](const BufferRef &R) -> void * {
+      switch (R.Space) {
+      case BufferSpace::Arena:
+        return Arena.data() + R.Offset;
+      case BufferSpace::Input:
+        return Ins[R.Index].data() + R.Offset;
+      case BufferSpace::Output:
+        return Outs[R.Index].data() + R.Offset;
+      case BufferSpace::Weights:
+        return Weights.data() + R.Offset;
+      }
+      return nullptr;
+    };
+    std::string Why;
+    for (const PlanValue &V : PG->Operands) {
+      if (V.Ref.Space == BufferSpace::Weights)
+        continue;
+      auto It = Values.find(V.Name);
+      if (It == Values.end()) {
+        Why = "no reference value for operand " + V.Name;
+        break;
+      }
+      std::memcpy(Where(V.Ref), It->second.rawData(), It->second.byteSize());
+    }
+    for (uint32_t S : PG->Steps) {
+      if (!Why.empty())
+        break;
+      const PlanStep &St = P->Steps[S];
+      const PlanKernel &K = P->Kernels[St.Index];
+      std::vector<void *> Args;
+      for (const BufferRef &R : St.Args)
+        Args.push_back(Where(R));
+      if (llvm::Error E = (*Kernels)[KernelAt[K.Name]]->launch(
+              K.Grid, K.Block, K.DynamicSharedBytes, Args))
+        Why = llvm::toString(std::move(E));
+    }
+    for (const PlanValue &V : PG->Results) {
+      if (!Why.empty())
+        break;
+      auto It = Values.find(V.Name);
+      if (It == Values.end()) {
+        Why = "no reference value for result " + V.Name;
+        break;
+      }
+      Tensor Got = Tensor::copyOf(V.Elem, V.Dims, Where(V.Ref));
+      std::string D = compareValue(Got, It->second, tolerance(V.Elem, M.Prec));
+      if (!D.empty())
+        Why = "result " + V.Name + ": " + D;
+    }
+    ++O.Emulated;
+    O.EmulatedIds.push_back(PG->Id);
+    if (!Why.empty())
+      O.Failed[Label] = Why;
+  }
+  return O;
+}
+
+bool emulatorUsable() {
+  if (Sanitized)
+    return false; // fibers switch stacks under the sanitizer's feet
+  return !emu::hostCompiler().empty();
+}
+
+std::string sharedModel(const char *Name) {
+  const char *Dir = std::getenv("SOLDER_SHARED_DIR");
+  std::string Path =
+      std::string(Dir && *Dir ? Dir : SOLDER_SHARED_DIR) + "/models/" + Name;
+  return llvm::sys::fs::exists(Path) ? Path : "";
+}
+
+std::string testData(const char *Name) {
+  return std::string(SOLDER_TEST_DATA_DIR) + "/" + Name;
+}
+
+void expectAllMatch(const Model &M, unsigned MinEmulated) {
+  Outcome O = emulatePlan(M);
+  std::cout << M.Path << ": " << O.Emulated << " groups emulated, " << O.Library
+            << " with a library call, " << O.Ptx << " with inline PTX\n";
+  EXPECT_GE(O.Emulated, MinEmulated);
+  for (const auto &[Group, Why] : O.Failed)
+    ADD_FAILURE() << "group " << Group << ": " << Why;
+}
+
+#define SKIP_WITHOUT_EMULATOR()                                                \
+  if (!emulatorUsable())                                                       \
+  GTEST_SKIP() << "no host C++ compiler, or a sanitizer build"
+
+#define SKIP_WITHOUT_SHARED(Path)                                              \
+  if (Path.empty())                                                            \
+  GTEST_SKIP() << "../shared/models is not here"
+
+} // namespace
+
+TEST(EmulatedPlan, FusionChainAllPrecisions) {
+  SKIP_WITHOUT_EMULATOR();
+  for (Precision P : {Precision::F32, Precision::F16, Precision::BF16}) {
+    SCOPED_TRACE(precisionName(P).str());
+    expectAllMatch({testData("fusion_chain.onnx"), {}, P}, 1);
+  }
+}
+
+TEST(EmulatedPlan, AttentionBlockSimtKernel) {
+  SKIP_WITHOUT_EMULATOR();
+  // fp32 attention runs as the SIMT flash kernel, which the emulator runs.
+  expectAllMatch({testData("attention_block.onnx"),
+                  {{"B", 2}},
+                  Precision::F32,
+                  /*FuseAttention=*/true},
+                 1);
+}
+
+TEST(EmulatedPlan, BertMini) {
+  SKIP_WITHOUT_EMULATOR();
+  std::string Path = sharedModel("bert_mini_opset14.onnx");
+  SKIP_WITHOUT_SHARED(Path);
+  for (Precision P : {Precision::F32, Precision::F16, Precision::BF16}) {
+    SCOPED_TRACE(precisionName(P).str());
+    expectAllMatch({Path, {{"B", 2}, {"S", 16}}, P}, 2);
+  }
+}
+
+TEST(EmulatedPlan, MobileNetAndSqueezeNet) {
+  SKIP_WITHOUT_EMULATOR();
+  std::string Mobile = sharedModel("mobilenetv2_050_opset17.onnx");
+  std::string Squeeze = sharedModel("squeezenet11_opset13.onnx");
+  SKIP_WITHOUT_SHARED(Mobile);
+  SKIP_WITHOUT_SHARED(Squeeze);
+  expectAllMatch({Mobile, {{"N", 1}}, Precision::F32}, 1);
+  expectAllMatch({Mobile, {{"N", 1}}, Precision::F16}, 1);
+  expectAllMatch({Squeeze, {}, Precision::F32}, 1);
+}
+
+// Negative twin: a kernel made wrong on purpose is caught, and only its
+// group fails.
+TEST(EmulatedPlan, PerturbedGroupIsTheOnlyFailure) {
+  SKIP_WITHOUT_EMULATOR();
+  Model M{testData("fusion_chain.onnx"), {}, Precision::F32};
+  Outcome Clean = emulatePlan(M);
+  ASSERT_TRUE(Clean.Failed.empty());
+  int64_t Target = -1;
+  for (int64_t Id : Clean.EmulatedIds)
+    if (Id >= 0)
+      Target = Id;
+  ASSERT_GE(Target, 0) << "no fused group was emulated";
+  Outcome Bad = emulatePlan(M, Target);
+  ASSERT_EQ(Bad.Failed.size(), 1u);
+  EXPECT_NE(Bad.Failed.begin()->first.find(" " + std::to_string(Target) + " "),
+            std::string::npos)
+      << Bad.Failed.begin()->first;
+}
+
+// Every single-op model of the ONNX node suite the GPU path can plan: each
+// op's kernel (elementwise, reductions, pools, resize, gather/scatter,
+// top-k, cumsum, ...) on the reference's random inputs.
+TEST(EmulatedPlan, OnnxNodeSuite) {
+  SKIP_WITHOUT_EMULATOR();
+  const char *Dir = std::getenv("SOLDER_SHARED_DIR");
+  std::string Suite =
+      std::string(Dir && *Dir ? Dir : SOLDER_SHARED_DIR) + "/onnx-tests/node";
+  if (!llvm::sys::fs::is_directory(Suite))
+    GTEST_SKIP() << "../shared/onnx-tests/node is not here";
+  std::vector<std::string> Models;
+  std::error_code EC;
+  for (llvm::sys::fs::directory_iterator It(Suite, EC), End; It != End && !EC;
+       It.increment(EC))
+    if (llvm::sys::fs::exists(It->path() + "/model.onnx"))
+      Models.push_back(It->path() + "/model.onnx");
+  std::sort(Models.begin(), Models.end());
+  unsigned Emulated = 0, Planned = 0, Library = 0, Ptx = 0;
+  bool Verbose = std::getenv("SOLDER_EMULATOR_VERBOSE") != nullptr;
+  for (const std::string &Path : Models) {
+    if (Verbose)
+      std::cerr << Path << "\n";
+    Model M{Path, {}, Precision::F32};
+    M.Lenient = true;
+    Outcome O = emulatePlan(M);
+    if (!O.NotBuilt.empty())
+      continue;
+    ++Planned;
+    Emulated += O.Emulated;
+    Library += O.Library;
+    Ptx += O.Ptx;
+    for (const auto &[Group, Why] : O.Failed)
+      ADD_FAILURE() << Path << ": group " << Group << ": " << Why;
+  }
+  std::cout << Models.size() << " node tests, " << Planned << " planned; "
+            << Emulated << " groups emulated, " << Library
+            << " with a library call, " << Ptx << " with inline PTX\n";
+  EXPECT_GT(Emulated, 200u);
+}
+
+// Clip with lo > hi gives hi everywhere (ONNX); the generated kernel gave
+// lo below lo until the emulator's node-suite run showed it. Its twin has
+// ordinary bounds.
+TEST(EmulatedPlan, ClipBoundsAsOnnxDefinesThem) {
+  SKIP_WITHOUT_EMULATOR();
+  for (const char *Bounds : {"[0.5]", "[-0.5]"}) {
+    std::string Hi = std::string(Bounds) == "[0.5]" ? "[-0.5]" : "[0.5]";
+    std::string Text = "graph \"clip\" opset 21 {\n"
+                       "  input %x : f32[300]\n"
+                       "  const %lo : f32[] = " +
+                       std::string(Bounds) +
+                       "\n"
+                       "  const %hi : f32[] = " +
+                       Hi +
+                       "\n"
+                       "  %y = Clip(%x, %lo, %hi) : f32[300]\n"
+                       "  output %y\n}\n";
+    SCOPED_TRACE(Text);
+    auto G = parseGraph(Text);
+    ASSERT_TRUE(bool(G)) << llvm::toString(G.takeError());
+    Model M;
+    M.Path = "clip";
+    Outcome O = emulateGraph(**G, M, -1);
+    EXPECT_EQ(O.Emulated, 1u);
+    for (const auto &[Group, Why] : O.Failed)
+      ADD_FAILURE() << "group " << Group << ": " << Why;
+  }
+}
