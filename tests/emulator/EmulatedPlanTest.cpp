@@ -1,18 +1,22 @@
-//===- EmulatedPlanTest.cpp - Every generated kernel group, on the CPU ----===//
+//===- EmulatedPlanTest.cpp - Whole GPU plans, on the CPU -----------------===//
 //
 // Builds GPU plans (sm_90, offline) of the bundled models and, where
-// ../shared is present, the shared ones, in fp32, fp16 and bf16; runs the
-// reference executor over the compiled graph keeping every value; then, for
-// each group the plan runs as generated kernels alone, runs those kernels
-// in the emulator (KernelEmulator.h) on the reference's operands, the
-// arena poisoned with NaN first, and compares the group's results with the
-// reference's, as `solder compare` does on a GPU (same tolerances). Groups
-// with a library call (cuBLASLt, cuDNN) or a kernel with inline PTX are
-// counted and left out. The negative twin perturbs one group's kernel
-// (CodegenOptions::PerturbGroupId) and expects exactly that group to fail.
+// ../shared is present, the shared ones and the ONNX node suite, in fp32,
+// fp16 and bf16; runs the reference executor over the compiled graph
+// keeping every value; then runs the plan step by step on host memory
+// (the arena poisoned with NaN): generated kernels in the emulator
+// (KernelEmulator.h), cuBLASLt and cuDNN steps from their configurations
+// (LibraryEmulator.h), groups with inline-PTX kernels filled in from the
+// reference. Before each group its operands must still hold the
+// reference's values (a buffer reused too early fails here) and are then
+// set to them; after it its results are compared, as `solder compare` does
+// on a GPU (same tolerances); last, the model's outputs. The negative twin
+// perturbs one group's kernel (CodegenOptions::PerturbGroupId) and expects
+// exactly that group to fail.
 //
 //===----------------------------------------------------------------------===//
 #include "KernelEmulator.h"
+#include "LibraryEmulator.h"
 #include "frontend/OnnxImporter.h"
 #include "ir/Graph.h"
 #include "ir/Parser.h"
@@ -67,6 +71,8 @@ struct Model {
 
 /// What happened to the groups of one plan.
 struct Outcome {
+  /// Groups computed here (Library of them with a library call), and
+  /// groups with an inline-PTX kernel, whose results the reference gave.
   unsigned Emulated = 0, Library = 0, Ptx = 0;
   /// Ids (or labels) of the groups whose results differ, with why.
   std::map<std::string, std::string> Failed;
@@ -190,100 +196,155 @@ Outcome emulateGraph(Graph &G, const Model &M, int64_t PerturbGroupId) {
   for (size_t I = 0; I < Inputs.size(); ++I)
     Values[Compiled.inputs()[I]->name()] = Inputs[I];
 
-  // Which groups run as emulatable kernels alone; their kernels compiled.
-  std::vector<const PlanGroup *> Groups;
+  // The steps of each group; kernels compiled unless they carry inline PTX,
+  // which makes their group one filled in from the reference.
+  std::vector<int> GroupOf(P->Steps.size(), -1);
+  std::vector<bool> Substituted(P->Groups.size(), false);
   std::vector<std::pair<std::string, std::string>> Sources;
   std::map<std::string, size_t> KernelAt;
-  for (const PlanGroup &PG : P->Groups) {
-    if (PG.Steps.empty())
-      continue;
-    bool Library = false, Ptx = false;
-    for (uint32_t S : PG.Steps) {
+  for (size_t GI = 0; GI < P->Groups.size(); ++GI)
+    for (uint32_t S : P->Groups[GI].Steps) {
+      GroupOf[S] = int(GI);
       const PlanStep &St = P->Steps[S];
       if (St.K != PlanStep::Kind::Kernel)
-        Library = true;
-      else if (!emu::whyNotEmulated(P->Kernels[St.Index].Source).empty())
-        Ptx = true;
-    }
-    if (Library || Ptx) {
-      ++(Library ? O.Library : O.Ptx);
-      continue;
-    }
-    Groups.push_back(&PG);
-    for (uint32_t S : PG.Steps) {
-      const PlanKernel &K = P->Kernels[P->Steps[S].Index];
-      if (KernelAt.emplace(K.Name, Sources.size()).second)
+        continue;
+      const PlanKernel &K = P->Kernels[St.Index];
+      if (!emu::whyNotEmulated(K.Source).empty())
+        Substituted[GI] = true;
+      else if (KernelAt.emplace(K.Name, Sources.size()).second)
         Sources.push_back({K.Name, K.Source});
     }
-  }
   auto Kernels = emu::compileKernels(Sources, emulatorCacheDir());
   EXPECT_TRUE(bool(Kernels)) << llvm::toString(Kernels.takeError());
   if (!Kernels)
     return O;
 
+  // The whole plan on host memory: the arena poisoned with NaN, the model's
+  // inputs in place.
   std::string Weights = P->Weights.str();
-  for (const PlanGroup *PG : Groups) {
-    std::string Label = PG->Kind + " " + std::to_string(PG->Id) + " (" +
-                        (PG->Members.empty() ? "" : PG->Members.front()) + ")";
-    std::vector<unsigned char> Arena(P->ArenaBytes + 256, 0xFF);
-    std::vector<std::vector<unsigned char>> Ins, Outs;
-    for (const PlanTensor &T : P->Inputs)
-      Ins.emplace_back(T.bytes() + 256, 0xFF);
-    for (const PlanTensor &T : P->Outputs)
-      Outs.emplace_back(T.bytes() + 256, 0xFF);
-    auto Where = [&](const BufferRef &R) -> void * {
-      switch (R.Space) {
-      case BufferSpace::Arena:
-        return Arena.data() + R.Offset;
-      case BufferSpace::Input:
-        return Ins[R.Index].data() + R.Offset;
-      case BufferSpace::Output:
-        return Outs[R.Index].data() + R.Offset;
-      case BufferSpace::Weights:
-        return Weights.data() + R.Offset;
-      }
-      return nullptr;
-    };
-    std::string Why;
-    for (const PlanValue &V : PG->Operands) {
-      if (V.Ref.Space == BufferSpace::Weights)
-        continue;
-      auto It = Values.find(V.Name);
-      if (It == Values.end()) {
-        Why = "no reference value for operand " + V.Name;
-        break;
-      }
-      std::memcpy(Where(V.Ref), It->second.rawData(), It->second.byteSize());
+  std::vector<unsigned char> Arena(P->ArenaBytes + 256, 0xFF);
+  std::vector<std::vector<unsigned char>> Ins, Outs;
+  for (size_t I = 0; I < P->Inputs.size(); ++I) {
+    Ins.emplace_back(P->Inputs[I].bytes() + 256, 0xFF);
+    std::memcpy(Ins.back().data(), Inputs[I].rawData(), Inputs[I].byteSize());
+  }
+  for (const PlanTensor &T : P->Outputs)
+    Outs.emplace_back(T.bytes() + 256, 0xFF);
+  auto Where = [&](const BufferRef &R) -> void * {
+    switch (R.Space) {
+    case BufferSpace::Arena:
+      return Arena.data() + R.Offset;
+    case BufferSpace::Input:
+      return Ins[R.Index].data() + R.Offset;
+    case BufferSpace::Output:
+      return Outs[R.Index].data() + R.Offset;
+    case BufferSpace::Weights:
+      return Weights.data() + R.Offset;
     }
-    for (uint32_t S : PG->Steps) {
-      if (!Why.empty())
-        break;
-      const PlanStep &St = P->Steps[S];
+    return nullptr;
+  };
+  auto Reference = [&](const std::string &Name) -> const Tensor * {
+    auto It = Values.find(Name);
+    return It == Values.end() ? nullptr : &It->second;
+  };
+  auto Check = [&](const PlanValue &V, const char *Role) -> std::string {
+    const Tensor *Want = Reference(V.Name);
+    if (!Want)
+      return std::string("no reference value for ") + Role + " " + V.Name;
+    Tensor Got = Tensor::copyOf(V.Elem, V.Dims, Where(V.Ref));
+    std::string D = compareValue(Got, *Want, tolerance(V.Elem, M.Prec));
+    return D.empty() ? "" : std::string(Role) + " " + V.Name + ": " + D;
+  };
+
+  std::vector<bool> Started(P->Groups.size(), false);
+  std::vector<std::string> Why(P->Groups.size());
+  for (size_t S = 0; S < P->Steps.size(); ++S) {
+    const PlanStep &St = P->Steps[S];
+    int GI = GroupOf[S];
+    if (GI >= 0 && !Started[size_t(GI)]) {
+      // A group's operands: what earlier steps left must still be there
+      // (a buffer reused too early shows here), then the reference's
+      // values, so each group is checked on its own.
+      Started[size_t(GI)] = true;
+      for (const PlanValue &V : P->Groups[size_t(GI)].Operands) {
+        if (V.Ref.Space == BufferSpace::Weights)
+          continue;
+        std::string D = Check(V, "operand");
+        if (!D.empty() && Why[size_t(GI)].empty())
+          Why[size_t(GI)] = "before it ran: " + D;
+        if (const Tensor *T = Reference(V.Name))
+          std::memcpy(Where(V.Ref), T->rawData(), T->byteSize());
+      }
+    }
+    bool Last = GI >= 0 && P->Groups[size_t(GI)].Steps.back() == S;
+    if (GI >= 0 && Substituted[size_t(GI)]) {
+      if (Last)
+        for (const PlanValue &V : P->Groups[size_t(GI)].Results)
+          if (const Tensor *T = Reference(V.Name))
+            std::memcpy(Where(V.Ref), T->rawData(), T->byteSize());
+      continue;
+    }
+    llvm::Error E = llvm::Error::success();
+    switch (St.K) {
+    case PlanStep::Kind::Kernel: {
       const PlanKernel &K = P->Kernels[St.Index];
       std::vector<void *> Args;
       for (const BufferRef &R : St.Args)
         Args.push_back(Where(R));
-      if (llvm::Error E = (*Kernels)[KernelAt[K.Name]]->launch(
-              K.Grid, K.Block, K.DynamicSharedBytes, Args))
-        Why = llvm::toString(std::move(E));
+      E = (*Kernels)[KernelAt[K.Name]]->launch(K.Grid, K.Block,
+                                               K.DynamicSharedBytes, Args);
+      break;
     }
-    for (const PlanValue &V : PG->Results) {
-      if (!Why.empty())
-        break;
-      auto It = Values.find(V.Name);
-      if (It == Values.end()) {
-        Why = "no reference value for result " + V.Name;
-        break;
-      }
-      Tensor Got = Tensor::copyOf(V.Elem, V.Dims, Where(V.Ref));
-      std::string D = compareValue(Got, It->second, tolerance(V.Elem, M.Prec));
-      if (!D.empty())
-        Why = "result " + V.Name + ": " + D;
+    case PlanStep::Kind::Gemm:
+      E = emu::runGemm(P->Gemms[St.Index], Where);
+      break;
+    case PlanStep::Kind::Conv:
+      E = emu::runConv(P->Convs[St.Index], Where);
+      break;
+    case PlanStep::Kind::Copy: {
+      const CopyConfig &C = P->Copies[St.Index];
+      std::memmove(Where(C.Dst), Where(C.Src), C.Bytes);
+      break;
+    }
+    }
+    if (E) {
+      std::string Msg =
+          "step " + St.Label + ": " + llvm::toString(std::move(E));
+      if (GI < 0)
+        O.Failed["step " + std::to_string(S)] = Msg;
+      else if (Why[size_t(GI)].empty())
+        Why[size_t(GI)] = Msg;
+    }
+    if (!Last)
+      continue;
+    const PlanGroup &PG = P->Groups[size_t(GI)];
+    for (const PlanValue &V : PG.Results) {
+      std::string D = Check(V, "result");
+      if (!D.empty() && Why[size_t(GI)].empty())
+        Why[size_t(GI)] = D;
     }
     ++O.Emulated;
-    O.EmulatedIds.push_back(PG->Id);
-    if (!Why.empty())
-      O.Failed[Label] = Why;
+    O.EmulatedIds.push_back(PG.Id);
+    for (uint32_t GS : PG.Steps)
+      if (P->Steps[GS].K != PlanStep::Kind::Kernel) {
+        ++O.Library;
+        break;
+      }
+    if (!Why[size_t(GI)].empty())
+      O.Failed[PG.Kind + " " + std::to_string(PG.Id) + " (" +
+               (PG.Members.empty() ? "" : PG.Members.front()) + ")"] =
+          Why[size_t(GI)];
+  }
+  for (size_t GI = 0; GI < P->Groups.size(); ++GI)
+    O.Ptx += Substituted[GI];
+  // The model's outputs, where the plan left them.
+  for (size_t I = 0; I < P->Outputs.size(); ++I) {
+    const Tensor &Want = (*Ref)[I];
+    Tensor Got =
+        Tensor::copyOf(P->Outputs[I].Elem, P->Outputs[I].Dims, Outs[I].data());
+    std::string D = compareValue(Got, Want, tolerance(Want.dtype(), M.Prec));
+    if (!D.empty())
+      O.Failed["output " + P->Outputs[I].Name] = D;
   }
   return O;
 }
@@ -307,8 +368,9 @@ std::string testData(const char *Name) {
 
 void expectAllMatch(const Model &M, unsigned MinEmulated) {
   Outcome O = emulatePlan(M);
-  std::cout << M.Path << ": " << O.Emulated << " groups emulated, " << O.Library
-            << " with a library call, " << O.Ptx << " with inline PTX\n";
+  std::cout << M.Path << ": " << O.Emulated << " groups run, " << O.Library
+            << " of them with library calls, " << O.Ptx
+            << " from the reference (inline PTX)\n";
   EXPECT_GE(O.Emulated, MinEmulated);
   for (const auto &[Group, Why] : O.Failed)
     ADD_FAILURE() << "group " << Group << ": " << Why;
@@ -352,19 +414,35 @@ TEST(EmulatedPlan, BertMini) {
   }
 }
 
-TEST(EmulatedPlan, MobileNetAndSqueezeNet) {
+TEST(EmulatedPlan, ConvNets) {
   SKIP_WITHOUT_EMULATOR();
   std::string Mobile = sharedModel("mobilenetv2_050_opset17.onnx");
   std::string Squeeze = sharedModel("squeezenet11_opset13.onnx");
+  std::string Resnet = sharedModel("resnet10_dynamo.onnx");
   SKIP_WITHOUT_SHARED(Mobile);
   SKIP_WITHOUT_SHARED(Squeeze);
-  expectAllMatch({Mobile, {{"N", 1}}, Precision::F32}, 1);
-  expectAllMatch({Mobile, {{"N", 1}}, Precision::F16}, 1);
-  expectAllMatch({Squeeze, {}, Precision::F32}, 1);
+  SKIP_WITHOUT_SHARED(Resnet);
+  // fp16 plans run their convolutions NHWC with KRSC filters.
+  for (Precision P : {Precision::F32, Precision::F16}) {
+    SCOPED_TRACE(precisionName(P).str());
+    expectAllMatch({Mobile, {{"N", 1}}, P}, 50);
+    expectAllMatch({Resnet, {}, P}, 10);
+  }
+  expectAllMatch({Squeeze, {}, Precision::F32}, 30);
 }
 
-// Negative twin: a kernel made wrong on purpose is caught, and only its
-// group fails.
+TEST(EmulatedPlan, BertMiniDynamo) {
+  SKIP_WITHOUT_EMULATOR();
+  std::string Path = sharedModel("bert_mini_dynamo.onnx");
+  SKIP_WITHOUT_SHARED(Path);
+  for (Precision P : {Precision::F32, Precision::BF16}) {
+    SCOPED_TRACE(precisionName(P).str());
+    expectAllMatch({Path, {}, P}, 8);
+  }
+}
+
+// Negative twin: a kernel made wrong on purpose is caught, and it is the
+// only group that fails.
 TEST(EmulatedPlan, PerturbedGroupIsTheOnlyFailure) {
   SKIP_WITHOUT_EMULATOR();
   Model M{testData("fusion_chain.onnx"), {}, Precision::F32};
@@ -376,10 +454,16 @@ TEST(EmulatedPlan, PerturbedGroupIsTheOnlyFailure) {
       Target = Id;
   ASSERT_GE(Target, 0) << "no fused group was emulated";
   Outcome Bad = emulatePlan(M, Target);
-  ASSERT_EQ(Bad.Failed.size(), 1u);
-  EXPECT_NE(Bad.Failed.begin()->first.find(" " + std::to_string(Target) + " "),
+  // The perturbed group fails, and what it feeds into the model's outputs
+  // with it; every other group, given the reference's operands, passes.
+  std::vector<std::string> Groups;
+  for (const auto &[Key, Why] : Bad.Failed)
+    if (!llvm::StringRef(Key).startswith("output "))
+      Groups.push_back(Key);
+  ASSERT_EQ(Groups.size(), 1u);
+  EXPECT_NE(Groups[0].find(" " + std::to_string(Target) + " "),
             std::string::npos)
-      << Bad.Failed.begin()->first;
+      << Groups[0];
 }
 
 // Every single-op model of the ONNX node suite the GPU path can plan: each
@@ -417,8 +501,9 @@ TEST(EmulatedPlan, OnnxNodeSuite) {
       ADD_FAILURE() << Path << ": group " << Group << ": " << Why;
   }
   std::cout << Models.size() << " node tests, " << Planned << " planned; "
-            << Emulated << " groups emulated, " << Library
-            << " with a library call, " << Ptx << " with inline PTX\n";
+            << Emulated << " groups run, " << Library
+            << " with a library call, " << Ptx
+            << " from the reference (inline PTX)\n";
   EXPECT_GT(Emulated, 200u);
 }
 
