@@ -26,6 +26,8 @@
 #undef __host__
 #undef __shared__
 #undef __launch_bounds__
+#undef __cluster_dims__
+#define __cluster_dims__(...)
 #define __global__
 #define __device__
 #define __host__
@@ -46,10 +48,13 @@ inline void __syncthreads() { solder_emu_rt->SyncThreads(); }
 inline void __syncwarp(unsigned = 0xffffffffu) { solder_emu_rt->SyncWarp(); }
 
 namespace solder_emu {
+constexpr unsigned Slot = SOLDER_EMU_SLOT_BYTES;
 inline unsigned lane() { return solder_emu_rt->Cur->Linear % 32; }
 template <typename T> T shuffle(T V, unsigned Src) {
+  const unsigned char *S = solder_emu_rt->Exchange(&V, sizeof(T));
   T Out;
-  solder_emu_rt->Shuffle(&V, &Out, sizeof(T), Src);
+  std::memcpy(&Out, S + Src % 32 * Slot, sizeof(T));
+  solder_emu_rt->ExchangeDone();
   return Out;
 }
 template <typename To, typename From> To bits(From V) {
@@ -57,6 +62,44 @@ template <typename To, typename From> To bits(From V) {
   To T;
   std::memcpy(&T, &V, sizeof(T));
   return T;
+}
+inline unsigned char *shared(unsigned Addr) {
+  return solder_emu_rt->BlockShared(~0u) + Addr;
+}
+/// A 16-bit element of mma.sync's type as float.
+inline float element(uint16_t H) {
+#ifdef SOLDER_EMU_MMA_BF16
+  return bits<float>(uint32_t(H) << 16);
+#else
+  __half_raw R;
+  R.x = H;
+  return __half2float(__half(R));
+#endif
+}
+/// ldmatrix of N 8x8 matrices of 16-bit elements: lanes 8j..8j+7 give the
+/// rows of matrix j; lane L gets, of each, row L / 4 columns 2 (L % 4) and
+/// + 1, or transposed, column L / 4 rows 2 (L % 4) and + 1.
+template <int N, bool Trans> void ldmatrix(unsigned *R, unsigned Addr) {
+  const unsigned char *S = solder_emu_rt->Exchange(&Addr, 4);
+  unsigned L = lane();
+  auto Row = [&](unsigned Lane) {
+    unsigned A;
+    std::memcpy(&A, S + Lane * Slot, 4);
+    return shared(A);
+  };
+  for (int J = 0; J < N; ++J) {
+    uint16_t Lo, Hi;
+    if (!Trans) {
+      const unsigned char *P = Row(J * 8 + L / 4) + (L % 4) * 4;
+      std::memcpy(&Lo, P, 2);
+      std::memcpy(&Hi, P + 2, 2);
+    } else {
+      std::memcpy(&Lo, Row(J * 8 + 2 * (L % 4)) + (L / 4) * 2, 2);
+      std::memcpy(&Hi, Row(J * 8 + 2 * (L % 4) + 1) + (L / 4) * 2, 2);
+    }
+    R[J] = unsigned(Lo) | unsigned(Hi) << 16;
+  }
+  solder_emu_rt->ExchangeDone();
 }
 } // namespace solder_emu
 
@@ -83,6 +126,77 @@ T __shfl_up_sync(unsigned, T V, unsigned Delta, int Width = 32) {
   unsigned L = solder_emu::lane(), Seg = L & ~unsigned(Width - 1);
   return solder_emu::shuffle(V, L < Seg + Delta ? L : L - Delta);
 }
+
+// The inline-PTX helpers of codegen/TensorCoreSupport.cpp (HostSource.cpp
+// takes the kernel's own definitions out).
+inline unsigned solder_smem(const void *P) {
+  return unsigned(static_cast<const unsigned char *>(P) -
+                  solder_emu_rt->BlockShared(~0u));
+}
+/// D += A B for one m16n8k16 tile: lane 4g + t holds A's rows g and g + 8
+/// at columns 2t, 2t + 1 (and + 8), B's column g at rows 2t, 2t + 1 (and
+/// + 8), D's rows g and g + 8 at columns 2t, 2t + 1.
+inline void solder_mma16816(float (&D)[4], const unsigned (&A)[4], unsigned B0,
+                            unsigned B1) {
+  unsigned In[6] = {A[0], A[1], A[2], A[3], B0, B1};
+  const unsigned char *S = solder_emu_rt->Exchange(In, sizeof(In));
+  auto Half = [&](unsigned Lane, unsigned Reg, unsigned Hi) {
+    unsigned W;
+    std::memcpy(&W, S + Lane * solder_emu::Slot + Reg * 4, 4);
+    return solder_emu::element(uint16_t(Hi ? W >> 16 : W));
+  };
+  unsigned L = solder_emu::lane(), G = L / 4, T = L % 4;
+  for (unsigned I = 0; I < 4; ++I) {
+    unsigned Row = G + 8 * (I / 2), Col = 2 * T + I % 2;
+    float Acc = D[I];
+    for (unsigned K = 0; K < 16; ++K) {
+      float Av =
+          Half((Row % 8) * 4 + (K % 8) / 2, (Row >= 8) + 2 * (K >= 8), K % 2);
+      float Bv = Half(Col * 4 + (K % 8) / 2, 4 + (K >= 8), K % 2);
+      Acc += Av * Bv;
+    }
+    D[I] = Acc;
+  }
+  solder_emu_rt->ExchangeDone();
+}
+inline void solder_ldm_x4(unsigned (&R)[4], const void *P) {
+  solder_emu::ldmatrix<4, false>(R, solder_smem(P));
+}
+inline void solder_ldm_x2(unsigned (&R)[2], const void *P) {
+  solder_emu::ldmatrix<2, false>(R, solder_smem(P));
+}
+inline void solder_ldm_x4_t(unsigned (&R)[4], const void *P) {
+  solder_emu::ldmatrix<4, true>(R, solder_smem(P));
+}
+inline void solder_ldm_x2_t(unsigned (&R)[2], const void *P) {
+  solder_emu::ldmatrix<2, true>(R, solder_smem(P));
+}
+inline void solder_ldm_x4_u(unsigned (&R)[4], unsigned A) {
+  solder_emu::ldmatrix<4, false>(R, A);
+}
+inline void solder_ldm_x4_t_u(unsigned (&R)[4], unsigned A) {
+  solder_emu::ldmatrix<4, true>(R, A);
+}
+// cp.async copies at once; the waits have nothing left to wait for.
+inline void solder_cp16(void *Dst, const void *Src, bool Full) {
+  if (Full)
+    std::memcpy(Dst, Src, 16);
+  else
+    std::memset(Dst, 0, 16);
+}
+inline void solder_cp16_u(unsigned Dst, const void *Src, bool Full) {
+  solder_cp16(solder_emu::shared(Dst), Src, Full);
+}
+inline void solder_cp_commit() {}
+inline void solder_cp_wait1() {}
+inline void solder_cp_wait0() {}
+template <int N> void solder_cp_wait() {}
+inline float solder_ld_cluster(const float *P, unsigned Rank) {
+  float V;
+  std::memcpy(&V, solder_emu_rt->BlockShared(Rank) + solder_smem(P), 4);
+  return V;
+}
+inline void solder_cluster_sync() { solder_emu_rt->SyncCluster(); }
 
 inline float __int_as_float(int V) { return solder_emu::bits<float>(V); }
 inline int __float_as_int(float V) { return solder_emu::bits<int>(V); }

@@ -3,9 +3,11 @@
 //
 // A kernel compiled for the emulator (KernelEmulator.h) is a shared object
 // that calls back into the emulator for everything a GPU thread asks of
-// the hardware: which thread it is, block barriers, warp barriers and warp
-// shuffles. Both sides include this header; the kernel's side defines the
-// one pointer, `solder_emu_rt`, which the emulator sets after loading it.
+// the hardware: which thread it is, shared memory, block, warp and cluster
+// barriers, and the warp-collective instructions (shuffles, ldmatrix,
+// mma.sync), which exchange values between the lanes of a warp. Both sides
+// include this header; the kernel's side defines the one pointer,
+// `solder_emu_rt`, which the emulator sets after loading it.
 //
 //===----------------------------------------------------------------------===//
 #ifndef SOLDER_TESTS_EMULATOR_EMUABI_H
@@ -13,11 +15,16 @@
 
 #include <vector_types.h>
 
+/// Bytes a lane may put into one warp exchange.
+#define SOLDER_EMU_SLOT_BYTES 64
+
 struct SolderEmuThread {
   uint3 ThreadIdx, BlockIdx;
   dim3 BlockDim, GridDim;
   /// threadIdx linearised (x fastest); its warp is Linear / 32.
   unsigned Linear;
+  /// The block's rank in its cluster (0 without clusters).
+  unsigned ClusterRank;
 };
 
 struct SolderEmuRuntime {
@@ -27,11 +34,21 @@ struct SolderEmuRuntime {
   void (*SyncThreads)();
   /// __syncwarp(): every live thread of the warp arrives.
   void (*SyncWarp)();
-  /// A warp shuffle: this thread offers Bytes at In and receives, once the
-  /// whole warp has offered, what lane SrcLane offered.
-  void (*Shuffle)(const void *In, void *Out, unsigned Bytes, unsigned SrcLane);
-  /// The block's dynamic shared memory.
-  unsigned char *DynamicShared;
+  /// The cluster barrier: every live thread of the cluster arrives.
+  void (*SyncCluster)();
+  /// Puts Bytes (at most SOLDER_EMU_SLOT_BYTES) at In into this lane's
+  /// slot, waits for the whole warp, and returns the warp's 32 slots (slot
+  /// L at L * SOLDER_EMU_SLOT_BYTES). Read them, then call ExchangeDone.
+  const unsigned char *(*Exchange)(const void *In, unsigned Bytes);
+  /// The warp has read its slots: they may be written again.
+  void (*ExchangeDone)();
+  /// The shared memory of the block of cluster rank Rank (the running
+  /// thread's own for ~0u): its dynamic shared memory first.
+  unsigned char *(*BlockShared)(unsigned Rank);
+  /// A `__shared__` variable of the running block: the same bytes for
+  /// every thread of the block that asks with the same Site.
+  unsigned char *(*SharedVariable)(unsigned Site, unsigned Bytes,
+                                   unsigned Align);
 };
 
 #endif

@@ -64,6 +64,10 @@ struct Model {
   llvm::StringMap<int64_t> Symbols;
   Precision Prec = Precision::F32;
   bool FuseAttention = false;
+  /// Attention fused where fp16/bf16 plans fuse it by default.
+  bool AutoAttention = true;
+  /// Who runs matmul groups (--gemm-kernels).
+  GemmKernels Gemm = GemmKernels::Auto;
   /// A model the GPU path cannot plan (an op it lacks, dynamic inputs) is
   /// noted in Outcome::NotBuilt instead of failing the test.
   bool Lenient = false;
@@ -156,12 +160,15 @@ Outcome emulateGraph(Graph &G, const Model &M, int64_t PerturbGroupId) {
   PO.TargetGpu = true;
   PO.Prec = M.Prec;
   PO.FuseAttention = M.FuseAttention;
+  PO.AutoAttention = M.AutoAttention;
+  PO.Gemm = M.Gemm;
   if (llvm::Error E = runPipeline(G, PO))
     return NotBuilt(std::move(E));
   PlanOptions PlanOpts;
   PlanOpts.Arch = "sm_90";
   PlanOpts.Prec = M.Prec;
   PlanOpts.PerturbGroupId = PerturbGroupId;
+  PlanOpts.Gemm = M.Gemm;
   llvm::Expected<Plan> P = buildPlan(G, PlanOpts);
   if (!P)
     return NotBuilt(P.takeError());
@@ -534,4 +541,66 @@ TEST(EmulatedPlan, ClipBoundsAsOnnxDefinesThem) {
     for (const auto &[Group, Why] : O.Failed)
       ADD_FAILURE() << "group " << Group << ": " << Why;
   }
+}
+
+// The generated tensor-core GEMM (mma.sync fed by ldmatrix and cp.async)
+// with bias, residual and a LayerNorm over rows of 768, which span a
+// cluster of 6 blocks that share row statistics through each other's
+// shared memory; f16 and bf16, and bert_mini's matmuls.
+TEST(EmulatedPlan, GeneratedGemmsWithClusterLayerNorm) {
+  SKIP_WITHOUT_EMULATOR();
+  for (const char *T : {"f16", "bf16"}) {
+    std::string Ty(T);
+    std::string Text =
+        "graph \"gemm_ln\" opset 21 {\n"
+        "  input %x : " +
+        Ty +
+        "[70,64]\n"
+        "  input %w : " +
+        Ty +
+        "[64,768]\n"
+        "  input %b : " +
+        Ty +
+        "[768]\n"
+        "  input %r : " +
+        Ty +
+        "[70,768]\n"
+        "  input %gamma : " +
+        Ty +
+        "[768]\n"
+        "  input %beta : " +
+        Ty +
+        "[768]\n"
+        "  %m = MatMul(%x, %w) : " +
+        Ty +
+        "[70,768]\n"
+        "  %mb = Add(%m, %b) : " +
+        Ty +
+        "[70,768]\n"
+        "  %s = Add(%mb, %r) : " +
+        Ty +
+        "[70,768]\n"
+        "  %y = LayerNormalization(%s, %gamma, %beta) {axis = -1, epsilon = "
+        "1e-5} : " +
+        Ty +
+        "[70,768]\n"
+        "  output %y\n}\n";
+    SCOPED_TRACE(Text);
+    auto G = parseGraph(Text);
+    ASSERT_TRUE(bool(G)) << llvm::toString(G.takeError());
+    Model M;
+    M.Path = "gemm_ln " + Ty;
+    M.Prec = Ty == "f16" ? Precision::F16 : Precision::BF16;
+    M.Gemm = GemmKernels::Generated;
+    Outcome O = emulateGraph(**G, M, -1);
+    EXPECT_EQ(O.Emulated, 1u);
+    EXPECT_EQ(O.Ptx, 0u);
+    for (const auto &[Group, Why] : O.Failed)
+      ADD_FAILURE() << "group " << Group << ": " << Why;
+  }
+  std::string Path = sharedModel("bert_mini_opset14.onnx");
+  SKIP_WITHOUT_SHARED(Path);
+  Model Bert{Path, {{"B", 2}, {"S", 16}}, Precision::F16};
+  Bert.Gemm = GemmKernels::Generated;
+  expectAllMatch(Bert, 10);
 }

@@ -1,9 +1,11 @@
 //===- KernelEmulator.cpp - Generated kernels run on the CPU --------------===//
 #include "KernelEmulator.h"
 #include "EmuAbi.h"
+#include "HostSource.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/SHA256.h"
@@ -11,7 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
-#include <regex>
+#include <map>
 #include <sys/mman.h>
 #include <thread>
 #include <ucontext.h>
@@ -31,8 +33,6 @@ llvm::Error emuError(const llvm::Twine &Msg) {
 /// kernels keep small arrays in registers; 128 KiB is generous).
 constexpr unsigned MaxThreads = 1024;
 constexpr size_t StackBytes = 128 << 10;
-/// Largest value one shuffle moves (a double, a half2, a float4).
-constexpr unsigned MaxShuffleBytes = 16;
 /// Kernel parameters callEntry can pass.
 constexpr size_t MaxArgs = 48;
 
@@ -44,32 +44,47 @@ struct Barrier {
 struct Fiber {
   ucontext_t Context;
   SolderEmuThread Thread;
+  unsigned Block = 0; // index into ClusterRun::Blocks
   bool Done = false;
 };
 
-/// The block being run on this OS thread, and everything its threads share.
-struct BlockRun {
+/// One block of the cluster being run: its barriers and shared memory.
+struct BlockState {
+  unsigned Live = 0;                // threads not yet returned
+  std::vector<unsigned> LiveInWarp; // per warp
+  Barrier Bar;
+  std::vector<Barrier> WarpBars;
+  std::vector<std::array<unsigned char, SOLDER_EMU_SLOT_BYTES>> Slots;
+  unsigned char *Shared = nullptr; // dynamic shared memory, then statics
+  size_t Used = 0;                 // bytes of Shared taken
+  std::map<std::pair<unsigned, unsigned>, size_t> Sites;
+};
+
+/// The blocks of one cluster (one block without clusters), run together
+/// on this OS thread, and everything their threads share.
+struct ClusterRun {
   void *Entry = nullptr;
   llvm::ArrayRef<void *> Args;
   std::vector<Fiber> Fibers;
+  std::vector<BlockState> Blocks;
   ucontext_t Scheduler;
-  unsigned Live = 0;                // threads not yet returned
-  std::vector<unsigned> LiveInWarp; // per warp
-  Barrier BlockBarrier;
-  std::vector<Barrier> WarpBarriers;
-  std::vector<std::array<unsigned char, MaxShuffleBytes>> Slots;
+  unsigned Live = 0;
+  Barrier ClusterBar;
+  size_t SharedBytes = 0;
   /// Bumped by every arrival at a barrier and every return: a round of the
   /// scheduler without it moving is a deadlock.
   uint64_t Progress = 0;
   size_t Current = 0;
+  std::string Failure;
   SolderEmuRuntime Runtime;
 };
 
-thread_local BlockRun *Run = nullptr;
+thread_local ClusterRun *Run = nullptr;
 
-void yieldToScheduler() {
-  swapcontext(&Run->Fibers[Run->Current].Context, &Run->Scheduler);
-}
+Fiber &current() { return Run->Fibers[Run->Current]; }
+BlockState &currentBlock() { return Run->Blocks[current().Block]; }
+
+void yieldToScheduler() { swapcontext(&current().Context, &Run->Scheduler); }
 
 void open(Barrier &B) {
   B.Arrived = 0;
@@ -89,23 +104,52 @@ void arrive(Barrier &B, unsigned Expected) {
 
 unsigned warpOf(const SolderEmuThread &T) { return T.Linear / 32; }
 
-void syncThreads() { arrive(Run->BlockBarrier, Run->Live); }
-
-void syncWarp() {
-  unsigned W = warpOf(*Run->Runtime.Cur);
-  arrive(Run->WarpBarriers[W], Run->LiveInWarp[W]);
+void syncThreads() {
+  BlockState &B = currentBlock();
+  arrive(B.Bar, B.Live);
 }
 
-void shuffle(const void *In, void *Out, unsigned Bytes, unsigned SrcLane) {
-  unsigned Me = Run->Runtime.Cur->Linear, W = Me / 32;
-  std::memcpy(Run->Slots[Me].data(), In, Bytes);
-  arrive(Run->WarpBarriers[W], Run->LiveInWarp[W]);
-  unsigned Src = W * 32 + SrcLane;
-  // A lane past the block's last thread (a partial warp) reads its own.
-  if (Src >= Run->Fibers.size())
-    Src = Me;
-  std::memcpy(Out, Run->Slots[Src].data(), Bytes);
-  arrive(Run->WarpBarriers[W], Run->LiveInWarp[W]);
+void syncWarp() {
+  BlockState &B = currentBlock();
+  unsigned W = warpOf(current().Thread);
+  arrive(B.WarpBars[W], B.LiveInWarp[W]);
+}
+
+void syncCluster() { arrive(Run->ClusterBar, Run->Live); }
+
+const unsigned char *exchange(const void *In, unsigned Bytes) {
+  BlockState &B = currentBlock();
+  unsigned Me = current().Thread.Linear, W = Me / 32;
+  if (Bytes > SOLDER_EMU_SLOT_BYTES)
+    Bytes = SOLDER_EMU_SLOT_BYTES;
+  std::memcpy(B.Slots[Me].data(), In, Bytes);
+  arrive(B.WarpBars[W], B.LiveInWarp[W]);
+  return B.Slots[W * 32].data();
+}
+
+void exchangeDone() { syncWarp(); }
+
+unsigned char *blockShared(unsigned Rank) {
+  if (Rank == ~0u)
+    return currentBlock().Shared;
+  return Run->Blocks[Rank % Run->Blocks.size()].Shared;
+}
+
+unsigned char *sharedVariable(unsigned Site, unsigned Bytes, unsigned Align) {
+  BlockState &B = currentBlock();
+  auto [It, New] = B.Sites.try_emplace({Site, Bytes}, 0);
+  if (New) {
+    size_t At = (B.Used + Align - 1) / Align * Align;
+    if (At + Bytes > Run->SharedBytes) {
+      if (Run->Failure.empty())
+        Run->Failure = "shared variables past the emulator's shared memory";
+      At = 0;
+    } else {
+      B.Used = At + Bytes;
+    }
+    It->second = At;
+  }
+  return B.Shared + It->second;
 }
 
 template <size_t... I>
@@ -126,20 +170,24 @@ void callEntry(void *Entry, llvm::ArrayRef<void *> A,
 }
 
 void fiberMain() {
-  BlockRun &R = *Run;
+  ClusterRun &R = *Run;
   callEntry(R.Entry, R.Args, std::make_index_sequence<MaxArgs + 1>());
-  Fiber &F = R.Fibers[R.Current];
+  Fiber &F = current();
   F.Done = true;
   ++R.Progress;
   // A returned thread no longer counts at barriers; the others may be
   // waiting for just it.
+  BlockState &B = R.Blocks[F.Block];
   unsigned W = warpOf(F.Thread);
   --R.Live;
-  --R.LiveInWarp[W];
-  if (R.BlockBarrier.Arrived && R.BlockBarrier.Arrived >= R.Live)
-    open(R.BlockBarrier);
-  if (R.WarpBarriers[W].Arrived && R.WarpBarriers[W].Arrived >= R.LiveInWarp[W])
-    open(R.WarpBarriers[W]);
+  --B.Live;
+  --B.LiveInWarp[W];
+  if (B.Bar.Arrived && B.Bar.Arrived >= B.Live)
+    open(B.Bar);
+  if (B.WarpBars[W].Arrived && B.WarpBars[W].Arrived >= B.LiveInWarp[W])
+    open(B.WarpBars[W]);
+  if (R.ClusterBar.Arrived && R.ClusterBar.Arrived >= R.Live)
+    open(R.ClusterBar);
   // Returning resumes uc_link, the scheduler.
 }
 
@@ -158,11 +206,7 @@ __attribute__((noinline)) void startFiber(Fiber &F, char *Stack,
 } // namespace
 
 std::string whyNotEmulated(llvm::StringRef Source) {
-  if (Source.contains("asm(") || Source.contains("asm volatile"))
-    return "inline PTX (tensor cores, clusters or cp.async)";
-  if (Source.contains("__cluster_dims__"))
-    return "a thread-block cluster";
-  return "";
+  return hostSource(Source).Why;
 }
 
 std::string hostCompiler() {
@@ -194,65 +238,94 @@ llvm::Error EmulatedKernel::launch(std::array<unsigned, 3> Grid,
                     " parameters");
   if (Run)
     return emuError("kernel " + Name + ": launched from inside a kernel");
-  size_t StackTotal = size_t(Threads) * StackBytes;
+  for (int D = 0; D < 3; ++D)
+    if (Grid[D] % Cluster[D])
+      return emuError("kernel " + Name + ": the grid is not whole clusters");
+  unsigned PerCluster = Cluster[0] * Cluster[1] * Cluster[2];
+  size_t Fibers = size_t(Threads) * PerCluster;
+  size_t StackTotal = Fibers * StackBytes;
   void *Stacks = mmap(nullptr, StackTotal, PROT_READ | PROT_WRITE,
                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (Stacks == MAP_FAILED)
     return emuError("kernel " + Name + ": no memory for the fiber stacks");
-  std::vector<unsigned char> Shared(DynamicShared + 16);
 
-  BlockRun R;
+  ClusterRun R;
   R.Entry = Entry;
   R.Args = Args;
-  R.Fibers.resize(Threads);
-  R.Slots.resize(Threads);
+  R.Fibers.resize(Fibers);
+  R.Blocks.resize(PerCluster);
+  // Each block's shared memory: the dynamic part, then room for statics.
+  R.SharedBytes = (size_t(DynamicShared) + 1023) / 1024 * 1024 + (64 << 10);
+  std::vector<unsigned char> Shared(R.SharedBytes * PerCluster + 1024);
   unsigned Warps = (Threads + 31) / 32;
   R.Runtime.SyncThreads = syncThreads;
   R.Runtime.SyncWarp = syncWarp;
-  R.Runtime.Shuffle = shuffle;
-  R.Runtime.DynamicShared = Shared.data();
+  R.Runtime.SyncCluster = syncCluster;
+  R.Runtime.Exchange = exchange;
+  R.Runtime.ExchangeDone = exchangeDone;
+  R.Runtime.BlockShared = blockShared;
+  R.Runtime.SharedVariable = sharedVariable;
   *Runtime = &R.Runtime;
   Run = &R;
-  std::string Failure;
-  for (unsigned BZ = 0; BZ < Grid[2] && Failure.empty(); ++BZ)
-    for (unsigned BY = 0; BY < Grid[1] && Failure.empty(); ++BY)
-      for (unsigned BX = 0; BX < Grid[0] && Failure.empty(); ++BX) {
-        R.Live = Threads;
-        R.LiveInWarp.assign(Warps, 32);
-        if (Threads % 32)
-          R.LiveInWarp.back() = Threads % 32;
-        R.BlockBarrier = Barrier();
-        R.WarpBarriers.assign(Warps, Barrier());
-        for (unsigned T = 0; T < Threads; ++T) {
-          Fiber &F = R.Fibers[T];
-          F.Done = false;
-          F.Thread.ThreadIdx = {T % Block[0], T / Block[0] % Block[1],
-                                T / (Block[0] * Block[1])};
-          F.Thread.BlockIdx = {BX, BY, BZ};
-          F.Thread.BlockDim = dim3(Block[0], Block[1], Block[2]);
-          F.Thread.GridDim = dim3(Grid[0], Grid[1], Grid[2]);
-          F.Thread.Linear = T;
-          startFiber(F, static_cast<char *>(Stacks) + T * StackBytes,
-                     &R.Scheduler);
+  unsigned char *SharedBase = reinterpret_cast<unsigned char *>(
+      (reinterpret_cast<uintptr_t>(Shared.data()) + 1023) & ~uintptr_t(1023));
+  for (unsigned CZ = 0; CZ < Grid[2] / Cluster[2] && R.Failure.empty(); ++CZ)
+    for (unsigned CY = 0; CY < Grid[1] / Cluster[1] && R.Failure.empty(); ++CY)
+      for (unsigned CX = 0; CX < Grid[0] / Cluster[0] && R.Failure.empty();
+           ++CX) {
+        R.Live = unsigned(Fibers);
+        R.ClusterBar = Barrier();
+        std::fill(Shared.begin(), Shared.end(), 0xFF);
+        for (unsigned Rank = 0; Rank < PerCluster; ++Rank) {
+          BlockState &B = R.Blocks[Rank];
+          B.Live = Threads;
+          B.LiveInWarp.assign(Warps, 32);
+          if (Threads % 32)
+            B.LiveInWarp.back() = Threads % 32;
+          B.Bar = Barrier();
+          B.WarpBars.assign(Warps, Barrier());
+          B.Slots.assign(Threads, {});
+          B.Shared = SharedBase + Rank * R.SharedBytes;
+          B.Used = DynamicShared;
+          B.Sites.clear();
+          unsigned RX = Rank % Cluster[0], RY = Rank / Cluster[0] % Cluster[1],
+                   RZ = Rank / (Cluster[0] * Cluster[1]);
+          uint3 BlockIdx = {CX * Cluster[0] + RX, CY * Cluster[1] + RY,
+                            CZ * Cluster[2] + RZ};
+          for (unsigned T = 0; T < Threads; ++T) {
+            size_t FI = size_t(Rank) * Threads + T;
+            Fiber &F = R.Fibers[FI];
+            F.Done = false;
+            F.Block = Rank;
+            F.Thread.ThreadIdx = {T % Block[0], T / Block[0] % Block[1],
+                                  T / (Block[0] * Block[1])};
+            F.Thread.BlockIdx = BlockIdx;
+            F.Thread.BlockDim = dim3(Block[0], Block[1], Block[2]);
+            F.Thread.GridDim = dim3(Grid[0], Grid[1], Grid[2]);
+            F.Thread.Linear = T;
+            F.Thread.ClusterRank = Rank;
+            startFiber(F, static_cast<char *>(Stacks) + FI * StackBytes,
+                       &R.Scheduler);
+          }
         }
         for (;;) {
           uint64_t Before = R.Progress;
           bool Any = false;
-          for (unsigned T = 0; T < Threads; ++T) {
-            if (R.Fibers[T].Done)
+          for (size_t FI = 0; FI < Fibers; ++FI) {
+            if (R.Fibers[FI].Done)
               continue;
             Any = true;
-            R.Current = T;
-            R.Runtime.Cur = &R.Fibers[T].Thread;
-            swapcontext(&R.Scheduler, &R.Fibers[T].Context);
+            R.Current = FI;
+            R.Runtime.Cur = &R.Fibers[FI].Thread;
+            swapcontext(&R.Scheduler, &R.Fibers[FI].Context);
           }
           if (!Any)
             break;
           if (R.Progress == Before) {
-            Failure = "kernel " + Name + ", block (" + std::to_string(BX) +
-                      "," + std::to_string(BY) + "," + std::to_string(BZ) +
-                      "): threads wait at barriers that cannot all open (a "
-                      "barrier or shuffle in divergent code)";
+            R.Failure = "kernel " + Name + ", cluster (" + std::to_string(CX) +
+                        "," + std::to_string(CY) + "," + std::to_string(CZ) +
+                        "): threads wait at barriers that cannot all open (a "
+                        "barrier or warp-wide instruction in divergent code)";
             break;
           }
         }
@@ -260,8 +333,8 @@ llvm::Error EmulatedKernel::launch(std::array<unsigned, 3> Grid,
   Run = nullptr;
   *Runtime = nullptr;
   munmap(Stacks, StackTotal);
-  if (!Failure.empty())
-    return emuError(Failure);
+  if (!R.Failure.empty())
+    return emuError(R.Failure);
   return llvm::Error::success();
 }
 
@@ -274,10 +347,15 @@ compileKernels(llvm::ArrayRef<std::pair<std::string, std::string>> Kernels,
                     "compile kernels for the emulator");
   if (std::error_code EC = llvm::sys::fs::create_directories(CacheDir))
     return emuError("cannot create '" + CacheDir + "': " + EC.message());
-  // A shared __shared__ declaration of dynamic shared memory becomes a
-  // pointer to the emulator's buffer.
-  static const std::regex DynamicShared(
-      R"(extern __shared__ (__align__\(\d+\) )?unsigned char (\w+)\[\];)");
+  // The shim's text is part of every key: a new shim recompiles.
+  std::string ShimText;
+  for (const char *F : {"/CudaHostShim.h", "/EmuAbi.h"}) {
+    auto B = llvm::MemoryBuffer::getFile(SOLDER_EMULATOR_DIR + std::string(F));
+    if (!B)
+      return emuError("cannot read the emulator's " + std::string(F + 1));
+    ShimText += (*B)->getBuffer().str();
+  }
+  std::vector<std::array<unsigned, 3>> Clusters(Kernels.size());
   struct Job {
     std::string Object, Source, Temp;
     std::vector<std::string> Argv; // empty: already in the cache
@@ -287,15 +365,15 @@ compileKernels(llvm::ArrayRef<std::pair<std::string, std::string>> Kernels,
   std::string Shim = SOLDER_EMULATOR_DIR "/CudaHostShim.h";
   for (size_t I = 0; I < Kernels.size(); ++I) {
     const auto &[Name, Source] = Kernels[I];
-    std::string Why = whyNotEmulated(Source);
-    if (!Why.empty())
-      return emuError("kernel " + Name + " cannot be emulated: " + Why);
-    std::string Text =
-        std::regex_replace(Source, DynamicShared,
-                           "unsigned char *$2 = solder_emu_rt->DynamicShared;");
+    HostSource HS = hostSource(Source);
+    if (!HS.Why.empty())
+      return emuError("kernel " + Name + " cannot be emulated: " + HS.Why);
+    std::string Text = std::move(HS.Text);
+    Clusters[I] = HS.Cluster;
     llvm::SHA256 H;
     H.update(Cxx);
-    H.update(Shim);
+    H.update(ShimText);
+    H.update(HS.MmaBf16 ? "bf16" : "f16");
     H.update(Text);
     std::string Key = llvm::toHex(H.final(), /*LowerCase=*/true);
     Job &J = Jobs[I];
@@ -329,6 +407,8 @@ compileKernels(llvm::ArrayRef<std::pair<std::string, std::string>> Kernels,
                                      "-o",
                                      Temp};
     J.Temp = Temp;
+    if (HS.MmaBf16)
+      Argv.insert(Argv.begin() + 1, "-DSOLDER_EMU_MMA_BF16=1");
     J.Argv = std::move(Argv);
   }
   // As many compilers at once as there are cores.
@@ -377,6 +457,7 @@ compileKernels(llvm::ArrayRef<std::pair<std::string, std::string>> Kernels,
   for (size_t I = 0; I < Kernels.size(); ++I) {
     auto K = std::make_unique<EmulatedKernel>();
     K->Name = Kernels[I].first;
+    K->Cluster = Clusters[I];
     K->Library = dlopen(Jobs[I].Object.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!K->Library)
       return emuError("cannot load '" + Jobs[I].Object + "': " + dlerror());

@@ -8,13 +8,20 @@
 // runs the blocks one after another on the calling thread, each block's
 // threads as fibers (ucontext) that switch at barriers and warp shuffles.
 //
+// The blocks of a thread-block cluster run together, each with its own
+// shared memory. The inline-PTX helpers the kernels share (cp.async,
+// ldmatrix, mma.sync m16n8k16, the cluster's shared-memory loads and
+// barrier) have host versions in the shim, warp-wide ones exchanging the
+// lanes' operands (HostSource.h); a kernel with other inline PTX (wgmma)
+// is refused.
+//
 // What it checks: indexing, fusion, reductions and their warp/block
-// combination, conversions and stores, whole-tensor coverage (run on a
-// poisoned arena). What it cannot: anything only hardware shows (races
-// between blocks, which run one at a time; memory ordering; speed), and
-// kernels with inline PTX (tensor cores, clusters, cp.async), which it
-// refuses. A block whose threads wait at barriers that cannot all open (a
-// barrier inside divergent code) is reported, not hung on.
+// combination, tensor-core fragment layouts, conversions and stores,
+// whole-tensor coverage (run on a poisoned arena). What it cannot:
+// anything only hardware shows (races between blocks, which run one
+// cluster at a time; memory ordering; the asynchrony of cp.async; speed).
+// Threads waiting at barriers that cannot all open (a barrier inside
+// divergent code) are reported, not hung on.
 //
 //===----------------------------------------------------------------------===//
 #ifndef SOLDER_TESTS_EMULATOR_KERNELEMULATOR_H
@@ -58,6 +65,8 @@ private:
   void *Library = nullptr;
   void *Entry = nullptr;
   ::SolderEmuRuntime **Runtime = nullptr;
+  /// Blocks per cluster (the kernel's __cluster_dims__).
+  std::array<unsigned, 3> Cluster = {1, 1, 1};
 };
 
 /// Compiles each (name, source) pair into an emulated kernel, in parallel,

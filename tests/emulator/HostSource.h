@@ -1,0 +1,43 @@
+//===- HostSource.h - A generated kernel's text, made host C++ --*- C++ -*-===//
+//
+// What the kernel emulator changes in a generated kernel before the host
+// compiler sees it (the rest is CudaHostShim.h's work):
+//   * the inline-PTX helpers of codegen/TensorCoreSupport.cpp (cp.async,
+//     ldmatrix, mma.sync, the cluster's shared-memory loads and barrier)
+//     are taken out: the shim defines host versions under the same names;
+//     any other inline PTX makes the kernel not emulatable;
+//   * each `__shared__` variable becomes a reference to the block's own
+//     bytes (SolderEmuRuntime::SharedVariable), and dynamic shared memory a
+//     pointer to the block's region, so blocks of a cluster, which run
+//     together, each have their own;
+//   * mma.sync's element type and the `__cluster_dims__` are read off.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SOLDER_TESTS_EMULATOR_HOSTSOURCE_H
+#define SOLDER_TESTS_EMULATOR_HOSTSOURCE_H
+
+#include "llvm/ADT/StringRef.h"
+#include <array>
+#include <string>
+
+namespace solder {
+namespace emu {
+
+struct HostSource {
+  /// The text for the host compiler; empty when the kernel cannot be
+  /// emulated (Why says why).
+  std::string Text;
+  std::string Why;
+  /// mma.sync multiplies bf16 (else f16): the shim, included ahead of the
+  /// text, is told with -DSOLDER_EMU_MMA_BF16.
+  bool MmaBf16 = false;
+  /// Blocks per cluster in x, y, z (1, 1, 1 without clusters).
+  std::array<unsigned, 3> Cluster = {1, 1, 1};
+};
+
+HostSource hostSource(llvm::StringRef Source);
+
+} // namespace emu
+} // namespace solder
+
+#endif
