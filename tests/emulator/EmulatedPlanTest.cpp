@@ -514,33 +514,39 @@ TEST(EmulatedPlan, OnnxNodeSuite) {
   EXPECT_GT(Emulated, 200u);
 }
 
+/// Runs the plan of the graph Text (`$T` standing for Type) and expects
+/// Groups groups, all computed here, all matching.
+void expectTextMatches(std::string Text, const std::string &Type, Model M,
+                       unsigned Groups) {
+  for (size_t At; (At = Text.find("$T")) != std::string::npos;)
+    Text.replace(At, 2, Type);
+  SCOPED_TRACE(Text);
+  auto G = parseGraph(Text);
+  ASSERT_TRUE(bool(G)) << llvm::toString(G.takeError());
+  M.Path = Text.substr(0, Text.find('{'));
+  Outcome O = emulateGraph(**G, M, -1);
+  EXPECT_EQ(O.Emulated, Groups);
+  EXPECT_EQ(O.Ptx, 0u);
+  for (const auto &[Group, Why] : O.Failed)
+    ADD_FAILURE() << "group " << Group << ": " << Why;
+}
+
 // Clip with lo > hi gives hi everywhere (ONNX); the generated kernel gave
 // lo below lo until the emulator's node-suite run showed it. Its twin has
 // ordinary bounds.
 TEST(EmulatedPlan, ClipBoundsAsOnnxDefinesThem) {
   SKIP_WITHOUT_EMULATOR();
-  for (const char *Bounds : {"[0.5]", "[-0.5]"}) {
-    std::string Hi = std::string(Bounds) == "[0.5]" ? "[-0.5]" : "[0.5]";
-    std::string Text = "graph \"clip\" opset 21 {\n"
+  auto Text = [](const char *Lo, const char *Hi) {
+    return std::string("graph \"clip\" opset 21 {\n"
                        "  input %x : f32[300]\n"
-                       "  const %lo : f32[] = " +
-                       std::string(Bounds) +
-                       "\n"
-                       "  const %hi : f32[] = " +
-                       Hi +
-                       "\n"
-                       "  %y = Clip(%x, %lo, %hi) : f32[300]\n"
-                       "  output %y\n}\n";
-    SCOPED_TRACE(Text);
-    auto G = parseGraph(Text);
-    ASSERT_TRUE(bool(G)) << llvm::toString(G.takeError());
-    Model M;
-    M.Path = "clip";
-    Outcome O = emulateGraph(**G, M, -1);
-    EXPECT_EQ(O.Emulated, 1u);
-    for (const auto &[Group, Why] : O.Failed)
-      ADD_FAILURE() << "group " << Group << ": " << Why;
-  }
+                       "  const %lo : f32[] = [") +
+           Lo + "]\n  const %hi : f32[] = [" + Hi +
+           "]\n"
+           "  %y = Clip(%x, %lo, %hi) : f32[300]\n"
+           "  output %y\n}\n";
+  };
+  expectTextMatches(Text("0.5", "-0.5"), "", Model(), 1); // lo > hi
+  expectTextMatches(Text("-0.5", "0.5"), "", Model(), 1); // lo < hi
 }
 
 // The generated tensor-core GEMM (mma.sync fed by ldmatrix and cp.async)
@@ -549,54 +555,25 @@ TEST(EmulatedPlan, ClipBoundsAsOnnxDefinesThem) {
 // shared memory; f16 and bf16, and bert_mini's matmuls.
 TEST(EmulatedPlan, GeneratedGemmsWithClusterLayerNorm) {
   SKIP_WITHOUT_EMULATOR();
-  for (const char *T : {"f16", "bf16"}) {
-    std::string Ty(T);
-    std::string Text =
-        "graph \"gemm_ln\" opset 21 {\n"
-        "  input %x : " +
-        Ty +
-        "[70,64]\n"
-        "  input %w : " +
-        Ty +
-        "[64,768]\n"
-        "  input %b : " +
-        Ty +
-        "[768]\n"
-        "  input %r : " +
-        Ty +
-        "[70,768]\n"
-        "  input %gamma : " +
-        Ty +
-        "[768]\n"
-        "  input %beta : " +
-        Ty +
-        "[768]\n"
-        "  %m = MatMul(%x, %w) : " +
-        Ty +
-        "[70,768]\n"
-        "  %mb = Add(%m, %b) : " +
-        Ty +
-        "[70,768]\n"
-        "  %s = Add(%mb, %r) : " +
-        Ty +
-        "[70,768]\n"
-        "  %y = LayerNormalization(%s, %gamma, %beta) {axis = -1, epsilon = "
-        "1e-5} : " +
-        Ty +
-        "[70,768]\n"
-        "  output %y\n}\n";
-    SCOPED_TRACE(Text);
-    auto G = parseGraph(Text);
-    ASSERT_TRUE(bool(G)) << llvm::toString(G.takeError());
+  const char *Text =
+      "graph \"gemm_ln\" opset 21 {\n"
+      "  input %x : $T[70,64]\n"
+      "  input %w : $T[64,768]\n"
+      "  input %b : $T[768]\n"
+      "  input %r : $T[70,768]\n"
+      "  input %gamma : $T[768]\n"
+      "  input %beta : $T[768]\n"
+      "  %m = MatMul(%x, %w) : $T[70,768]\n"
+      "  %mb = Add(%m, %b) : $T[70,768]\n"
+      "  %s = Add(%mb, %r) : $T[70,768]\n"
+      "  %y = LayerNormalization(%s, %gamma, %beta) {axis = -1, epsilon = "
+      "1e-5} : $T[70,768]\n"
+      "  output %y\n}\n";
+  for (Precision P : {Precision::F16, Precision::BF16}) {
     Model M;
-    M.Path = "gemm_ln " + Ty;
-    M.Prec = Ty == "f16" ? Precision::F16 : Precision::BF16;
+    M.Prec = P;
     M.Gemm = GemmKernels::Generated;
-    Outcome O = emulateGraph(**G, M, -1);
-    EXPECT_EQ(O.Emulated, 1u);
-    EXPECT_EQ(O.Ptx, 0u);
-    for (const auto &[Group, Why] : O.Failed)
-      ADD_FAILURE() << "group " << Group << ": " << Why;
+    expectTextMatches(Text, P == Precision::F16 ? "f16" : "bf16", M, 1);
   }
   std::string Path = sharedModel("bert_mini_opset14.onnx");
   SKIP_WITHOUT_SHARED(Path);
