@@ -40,10 +40,12 @@ WgmmaTile chooseWgmmaTile(int64_t M, int64_t N, int64_t K, bool Norm);
 
 /// Whether emitGeneratedGemm takes the wgmma loop where it applies. Off
 /// for now: the loop compiles for sm_90a (ptxas: no spills, no serialized
-/// wgmma) but has not yet run on a GPU; GemmVariant forces it, and
-/// GpuRuntimeTest.WgmmaGemmVariantsMatchReference checks it against the
-/// reference executor there. Turn on (per shape, as measured) once that
-/// passes.
+/// wgmma) and matches the reference executor in the CPU kernel emulator
+/// (EmulatedKernel.WgmmaGemmVariantsMatchReference, every case below, with
+/// wgmma's layouts as the emulator reads the PTX manual), but has not yet
+/// run on a GPU; GemmVariant forces it, and
+/// GpuRuntimeTest.WgmmaGemmVariantsMatchReference checks the same cases
+/// there. Turn on (per shape, as measured) once that passes.
 constexpr bool WgmmaByDefault = false;
 
 /// Dynamic shared memory of the tile's kernel, in bytes (the stages, plus

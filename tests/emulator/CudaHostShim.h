@@ -198,6 +198,72 @@ inline float solder_ld_cluster(const float *P, unsigned Rank) {
 }
 inline void solder_cluster_sync() { solder_emu_rt->SyncCluster(); }
 
+// wgmma.mma_async m64nNk16 (sm_90a) with both operands in shared memory
+// behind matrix descriptors (128-byte swizzle), run at once: the fences,
+// commits and waits around it have nothing to order. N and whether B is
+// N-major (tnspB) come from the kernel's helper (-D, HostSource.cpp).
+inline void solder_wgmma_fence() {}
+inline void solder_wgmma_commit() {}
+template <int N> void solder_wgmma_wait() {}
+inline void solder_fence_async_smem() {}
+#ifdef SOLDER_EMU_WGMMA_N
+namespace solder_emu {
+struct Descriptor {
+  unsigned Start, Lbo, Sbo;
+};
+inline Descriptor descriptor(unsigned long long D) {
+  return {unsigned(D & 0x3FFF) << 4, unsigned(D >> 16 & 0x3FFF) << 4,
+          unsigned(D >> 32 & 0x3FFF) << 4};
+}
+/// The 16-bit element at shared address A of a 128-byte-swizzled layout:
+/// the 16-byte chunk (address bits 4-6) XOR the row in the 1024-byte atom
+/// (bits 7-9).
+inline float swizzled(unsigned A) {
+  uint16_t H;
+  std::memcpy(&H, shared(A ^ ((A >> 7 & 7) << 4)), 2);
+  return element(H);
+}
+/// K-major: row R's 16 of K are 32 bytes of a 128-byte row; 8 rows make an
+/// atom, SBO apart.
+inline float kMajor(const Descriptor &D, unsigned R, unsigned K) {
+  return swizzled(D.Start + R / 8 * D.Sbo + R % 8 * 128 + K * 2);
+}
+/// MN-major: each k is a 128-byte row of 64 of N; 8 rows of k make an
+/// atom, SBO apart along K and LBO apart along N.
+inline float mnMajor(const Descriptor &D, unsigned K, unsigned N) {
+  return swizzled(D.Start + N / 64 * D.Lbo + K / 8 * D.Sbo + K % 8 * 128 +
+                  N % 64 * 2);
+}
+} // namespace solder_emu
+/// Warp w % 4 of the warpgroup owns rows 16 (w % 4) .. + 15 of the 64:
+/// register I of column block J is row 16 (w % 4) + lane / 4 (+ 8 for
+/// I >= 2), column 8 J + 2 (lane % 4) + I % 2.
+inline void solder_wgmma(float (&Acc)[SOLDER_EMU_WGMMA_N / 8][4],
+                         unsigned long long DA, unsigned long long DB) {
+  using namespace solder_emu;
+  Descriptor A = descriptor(DA), B = descriptor(DB);
+  unsigned L = lane(), W = solder_emu_rt->Cur->Linear / 32 % 4;
+  float Rows[2][16];
+  for (unsigned H = 0; H < 2; ++H)
+    for (unsigned K = 0; K < 16; ++K)
+      Rows[H][K] = kMajor(A, 16 * W + L / 4 + 8 * H, K);
+  for (unsigned J = 0; J < SOLDER_EMU_WGMMA_N / 8; ++J)
+    for (unsigned E = 0; E < 2; ++E) {
+      unsigned Col = 8 * J + 2 * (L % 4) + E;
+      float Column[16];
+      for (unsigned K = 0; K < 16; ++K)
+        Column[K] =
+            SOLDER_EMU_WGMMA_TNSPB ? mnMajor(B, K, Col) : kMajor(B, Col, K);
+      for (unsigned H = 0; H < 2; ++H) {
+        float S = Acc[J][2 * H + E];
+        for (unsigned K = 0; K < 16; ++K)
+          S += Rows[H][K] * Column[K];
+        Acc[J][2 * H + E] = S;
+      }
+    }
+}
+#endif
+
 inline float __int_as_float(int V) { return solder_emu::bits<float>(V); }
 inline int __float_as_int(float V) { return solder_emu::bits<int>(V); }
 inline float __uint_as_float(unsigned V) { return solder_emu::bits<float>(V); }

@@ -17,12 +17,16 @@
 //===----------------------------------------------------------------------===//
 #include "KernelEmulator.h"
 #include "LibraryEmulator.h"
+#include "codegen/KernelEmitter.h"
+#include "codegen/WgmmaGemm.h"
 #include "frontend/OnnxImporter.h"
+#include "ir/FusedGroup.h"
 #include "ir/Graph.h"
 #include "ir/Parser.h"
 #include "passes/Pipeline.h"
 #include "runtime/cuda/PlanBuilder.h"
 #include "runtime/reference/ReferenceExecutor.h"
+#include "tests/GemmGroupGraph.h"
 #include "tools/RandomInputs.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringMap.h"
@@ -580,4 +584,91 @@ TEST(EmulatedPlan, GeneratedGemmsWithClusterLayerNorm) {
   Model Bert{Path, {{"B", 2}, {"S", 16}}, Precision::F16};
   Bert.Gemm = GemmKernels::Generated;
   expectAllMatch(Bert, 10);
+}
+
+// The wgmma loop of the generated GEMM (codegen/WgmmaGemm.cpp), forced as
+// GpuRuntimeTest.WgmmaGemmVariantsMatchReference forces it, each kernel
+// run alone on the group's operands (outputs poisoned first) against the
+// reference: every case of tests/GemmGroupGraph.h, f16 and bf16. It has
+// not run on a GPU yet; this checks its tiles, pipeline, descriptors and
+// epilogue against the PTX manual's layouts as the shim reads them.
+TEST(EmulatedKernel, WgmmaGemmVariantsMatchReference) {
+  SKIP_WITHOUT_EMULATOR();
+  for (const test::WgmmaCase &C : test::wgmmaCases())
+    for (const char *T : {"f16", "bf16"}) {
+      std::string Text =
+          test::gemmGroupGraph(T, C.Lead, C.M, C.N, C.K, C.Epi, C.TransB);
+      SCOPED_TRACE("tile " + std::to_string(C.Tile.BM) + "x" +
+                   std::to_string(C.Tile.BN) + " " + T + "\n" + Text);
+      auto G = parseGraph(Text);
+      ASSERT_TRUE(bool(G)) << llvm::toString(G.takeError());
+      std::vector<Tensor> In;
+      RandomGenerator Gen(21);
+      for (const Value *X : (*G)->inputs())
+        In.push_back(
+            makeRandomTensor(X->dtype(), X->type().staticDims(), {}, Gen));
+      auto Ref = runReference(**G, In);
+      ASSERT_TRUE(bool(Ref)) << llvm::toString(Ref.takeError());
+      auto Copy = parseGraph(Text);
+      ASSERT_TRUE(bool(Copy));
+      PipelineOptions PO;
+      PO.TargetGpu = true;
+      PO.Prec = std::string(T) == "f16" ? Precision::F16 : Precision::BF16;
+      ASSERT_FALSE(bool(runPipeline(**Copy, PO)));
+      const Node *Group = nullptr;
+      for (const auto &N : (*Copy)->nodes())
+        if (isFusedGroup(*N) && groupInfo(*N).Kind == GroupKind::Contraction)
+          Group = N.get();
+      ASSERT_TRUE(Group);
+      CodegenOptions O;
+      O.SmVersion = 90;
+      KernelNamer Names(**Copy);
+      codegen::GemmVariant V;
+      V.Wgmma = true;
+      V.Tile = C.Tile;
+      auto K = codegen::emitGeneratedGemmVariant(*Group, O, Names, &V);
+      ASSERT_TRUE(bool(K)) << llvm::toString(K.takeError());
+      auto Kernels =
+          emu::compileKernels({{K->Name, K->Source}}, emulatorCacheDir());
+      ASSERT_TRUE(bool(Kernels)) << llvm::toString(Kernels.takeError());
+      // Results poisoned (NaN in f16 and bf16); operands from the inputs
+      // by name or the folded constants.
+      std::vector<std::vector<unsigned char>> Buffers;
+      auto Bytes = [](const Value *X) {
+        return size_t(X->type().numElements()) * dtypeSize(X->dtype());
+      };
+      for (const Value *X : K->Outputs)
+        Buffers.emplace_back(Bytes(X), 0xFF);
+      for (const Value *X : K->Inputs) {
+        const Tensor *Host = X->constant();
+        for (size_t I = 0; I < (*G)->inputs().size() && !Host; ++I)
+          if ((*G)->inputs()[I]->name() == X->name())
+            Host = &In[I];
+        ASSERT_TRUE(Host) << X->name() << " is neither an input nor a constant";
+        ASSERT_EQ(Host->byteSize(), Bytes(X)) << X->name();
+        auto *P = static_cast<const unsigned char *>(Host->rawData());
+        Buffers.emplace_back(P, P + Bytes(X));
+      }
+      std::vector<void *> Args;
+      for (auto &B : Buffers)
+        Args.push_back(B.data());
+      llvm::Error E =
+          (*Kernels)[0]->launch(K->Grid, K->Block, K->DynamicSharedBytes, Args);
+      ASSERT_FALSE(bool(E)) << llvm::toString(std::move(E));
+      for (size_t J = 0; J < K->Outputs.size(); ++J) {
+        const Value *X = K->Outputs[J];
+        Tensor Got = Tensor::copyOf(X->dtype(), X->type().staticDims(),
+                                    Buffers[J].data());
+        bool Found = false;
+        for (size_t I = 0; I < (*G)->outputs().size(); ++I)
+          if ((*G)->outputs()[I]->name() == X->name()) {
+            Found = true;
+            std::string D =
+                compareValue(Got, (*Ref)[I], tolerance(X->dtype(), PO.Prec));
+            EXPECT_TRUE(D.empty())
+                << X->name() << ", " << K->Summary << ": " << D;
+          }
+        EXPECT_TRUE(Found) << X->name() << " is no graph output";
+      }
+    }
 }

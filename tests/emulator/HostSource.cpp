@@ -3,6 +3,7 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include <cctype>
+#include <cstring>
 
 namespace solder {
 namespace emu {
@@ -12,12 +13,13 @@ namespace {
 /// The helpers CudaHostShim.h defines for the host.
 const llvm::StringSet<> &emulatedHelpers() {
   static const llvm::StringSet<> Names = {
-      "solder_mma16816",    "solder_smem",      "solder_ldm_x4",
-      "solder_ldm_x2",      "solder_ldm_x4_t",  "solder_ldm_x2_t",
-      "solder_cp16",        "solder_cp_commit", "solder_cp_wait1",
-      "solder_cp_wait0",    "solder_ldm_x4_u",  "solder_ldm_x4_t_u",
-      "solder_cp16_u",      "solder_cp_wait",   "solder_ld_cluster",
-      "solder_cluster_sync"};
+      "solder_mma16816",     "solder_smem",       "solder_ldm_x4",
+      "solder_ldm_x2",       "solder_ldm_x4_t",   "solder_ldm_x2_t",
+      "solder_cp16",         "solder_cp_commit",  "solder_cp_wait1",
+      "solder_cp_wait0",     "solder_ldm_x4_u",   "solder_ldm_x4_t_u",
+      "solder_cp16_u",       "solder_cp_wait",    "solder_ld_cluster",
+      "solder_cluster_sync", "solder_wgmma",      "solder_wgmma_fence",
+      "solder_wgmma_commit", "solder_wgmma_wait", "solder_fence_async_smem"};
   return Names;
 }
 
@@ -158,6 +160,22 @@ HostSource hostSource(llvm::StringRef Source) {
   if (!H.Why.empty())
     return H;
   H.MmaBf16 = Source.contains("f32.bf16.bf16");
+  // wgmma's N and tnspB, from the helper's instruction: "...m64n<N>k16..."
+  // and its immediates "p, 1, 1, 0, <tnspB>;".
+  const llvm::StringRef Wgmma = "wgmma.mma_async.sync.aligned.m64n";
+  size_t W = Source.find(Wgmma);
+  if (W != llvm::StringRef::npos) {
+    llvm::StringRef N = Source.substr(W + Wgmma.size());
+    N = N.take_while([](char Ch) { return std::isdigit((unsigned char)Ch); });
+    const llvm::StringRef Imm = "p, 1, 1, 0, ";
+    size_t I = Source.find(Imm, W);
+    if (N.getAsInteger(10, H.WgmmaN) || I == llvm::StringRef::npos) {
+      H.Why = "a wgmma instruction the emulator cannot read";
+      H.Text.clear();
+      return H;
+    }
+    H.WgmmaTransB = Source[I + Imm.size()] == '1';
+  }
   H.Text = rewriteShared(Text);
   return H;
 }

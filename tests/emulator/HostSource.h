@@ -3,14 +3,15 @@
 // What the kernel emulator changes in a generated kernel before the host
 // compiler sees it (the rest is CudaHostShim.h's work):
 //   * the inline-PTX helpers of codegen/TensorCoreSupport.cpp (cp.async,
-//     ldmatrix, mma.sync, the cluster's shared-memory loads and barrier)
-//     are taken out: the shim defines host versions under the same names;
-//     any other inline PTX makes the kernel not emulatable;
+//     ldmatrix, mma.sync, the cluster's shared-memory loads and barrier,
+//     wgmma and its fences) are taken out: the shim defines host versions under
+//     the same names; any other inline PTX makes the kernel not emulatable;
 //   * each `__shared__` variable becomes a reference to the block's own
 //     bytes (SolderEmuRuntime::SharedVariable), and dynamic shared memory a
 //     pointer to the block's region, so blocks of a cluster, which run
 //     together, each have their own;
-//   * mma.sync's element type and the `__cluster_dims__` are read off.
+//   * mma.sync's element type, wgmma's N and tnspB, and the
+//     `__cluster_dims__` are read off.
 //
 //===----------------------------------------------------------------------===//
 #ifndef SOLDER_TESTS_EMULATOR_HOSTSOURCE_H
@@ -31,6 +32,10 @@ struct HostSource {
   /// mma.sync multiplies bf16 (else f16): the shim, included ahead of the
   /// text, is told with -DSOLDER_EMU_MMA_BF16.
   bool MmaBf16 = false;
+  /// wgmma's N (0: no wgmma) and whether its B is N-major (tnspB), for
+  /// -DSOLDER_EMU_WGMMA_N and -DSOLDER_EMU_WGMMA_TNSPB.
+  unsigned WgmmaN = 0;
+  bool WgmmaTransB = false;
   /// Blocks per cluster in x, y, z (1, 1, 1 without clusters).
   std::array<unsigned, 3> Cluster = {1, 1, 1};
 };

@@ -374,6 +374,7 @@ compileKernels(llvm::ArrayRef<std::pair<std::string, std::string>> Kernels,
     H.update(Cxx);
     H.update(ShimText);
     H.update(HS.MmaBf16 ? "bf16" : "f16");
+    H.update(std::to_string(HS.WgmmaN) + (HS.WgmmaTransB ? "t" : "n"));
     H.update(Text);
     std::string Key = llvm::toHex(H.final(), /*LowerCase=*/true);
     Job &J = Jobs[I];
@@ -409,6 +410,12 @@ compileKernels(llvm::ArrayRef<std::pair<std::string, std::string>> Kernels,
     J.Temp = Temp;
     if (HS.MmaBf16)
       Argv.insert(Argv.begin() + 1, "-DSOLDER_EMU_MMA_BF16=1");
+    if (HS.WgmmaN) {
+      Argv.insert(Argv.begin() + 1,
+                  "-DSOLDER_EMU_WGMMA_N=" + std::to_string(HS.WgmmaN));
+      Argv.insert(Argv.begin() + 1, std::string("-DSOLDER_EMU_WGMMA_TNSPB=") +
+                                        (HS.WgmmaTransB ? "1" : "0"));
+    }
     J.Argv = std::move(Argv);
   }
   // As many compilers at once as there are cores.

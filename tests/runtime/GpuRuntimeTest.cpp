@@ -22,6 +22,7 @@
 #include "runtime/cuda/LibraryCalls.h"
 #include "runtime/reference/ReferenceExecutor.h"
 #include "solder/Solder.h"
+#include "tests/GemmGroupGraph.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include <algorithm>
@@ -432,94 +433,6 @@ TEST(GpuRuntimeTest, AttentionKernelMatchesReference) {
     }
 }
 
-/// Random values in [-1, 1) as IR constant text.
-static std::string randomValues(int64_t Count, unsigned Seed) {
-  std::mt19937 Rng(Seed);
-  std::string V;
-  for (int64_t I = 0; I < Count; ++I)
-    V += (I ? ", " : "") +
-         std::to_string(std::uniform_real_distribution<double>(-1, 1)(Rng));
-  return "[" + V + "]";
-}
-
-/// A matmul group for the generated GEMM: x [Lead..., M, K] times constant
-/// weights w ([K, N], or [N, K] through Gemm with transB, alpha and a C
-/// bias), then Epi: "bias", "gelu" (bias + Gelu), "ln" (bias + residual +
-/// LayerNorm), "rms" (residual + RMSNormalization). The weights are a
-/// random block of 24 rows (columns for transB) tiled along K, which
-/// constant folding turns into one constant, as exports have them.
-static std::string gemmGroupGraph(const std::string &T, int64_t Lead, int64_t M,
-                                  int64_t N, int64_t K, const std::string &Epi,
-                                  bool TransB) {
-  auto S = [](int64_t V) { return std::to_string(V); };
-  std::string XD = Lead ? "[" + S(Lead) + "," + S(M) + "," + S(K) + "]"
-                        : "[" + S(M) + "," + S(K) + "]";
-  std::string YD = Lead ? "[" + S(Lead) + "," + S(M) + "," + S(N) + "]"
-                        : "[" + S(M) + "," + S(N) + "]";
-  // 24 rows: the period is no multiple of the tensor cores' 16 of K, so a
-  // kernel reading the wrong 16 rows of B cannot pass.
-  int64_t Block = std::min<int64_t>(K, 24), Reps = (K + Block - 1) / Block;
-  std::string G = "graph \"g\" opset 23 {\n";
-  G += "  input %x : " + T + XD + "\n";
-  G += "  input %r : " + T + YD + "\n";
-  G += "  input %gamma : " + T + "[" + S(N) + "]\n";
-  G += "  input %beta : " + T + "[" + S(N) + "]\n";
-  G += "  const %b : " + T + "[" + S(N) + "] = " + randomValues(N, 2) + "\n";
-  if (TransB) {
-    G += "  const %w0 : " + T + "[" + S(N) + "," + S(Block) +
-         "] = " + randomValues(N * Block, 1) + "\n";
-    G += "  const %reps : i64[2] = [1, " + S(Reps) + "]\n";
-    G += "  const %st : i64[1] = [0]\n  const %en : i64[1] = [" + S(K) +
-         "]\n  const %ax : i64[1] = [1]\n";
-    G += "  %wt = Tile(%w0, %reps) : " + T + "[" + S(N) + "," +
-         S(Block * Reps) + "] @\"tile\"\n";
-    G += "  %w = Slice(%wt, %st, %en, %ax) : " + T + "[" + S(N) + "," + S(K) +
-         "] @\"slice\"\n";
-  } else {
-    G += "  const %w0 : " + T + "[" + S(Block) + "," + S(N) +
-         "] = " + randomValues(Block * N, 1) + "\n";
-    G += "  const %reps : i64[2] = [" + S(Reps) + ", 1]\n";
-    G += "  const %st : i64[1] = [0]\n  const %en : i64[1] = [" + S(K) +
-         "]\n  const %ax : i64[1] = [0]\n";
-    G += "  %wt = Tile(%w0, %reps) : " + T + "[" + S(Block * Reps) + "," +
-         S(N) + "] @\"tile\"\n";
-    G += "  %w = Slice(%wt, %st, %en, %ax) : " + T + "[" + S(K) + "," + S(N) +
-         "] @\"slice\"\n";
-  }
-  std::string Y = "%m";
-  if (TransB)
-    G += "  %m = Gemm(%x, %w, %b) {alpha = 0.5, transB = 1} : " + T + YD +
-         " @\"gemm\"\n";
-  else
-    G += "  %m = MatMul(%x, %w) : " + T + YD + " @\"mm\"\n";
-  if (!TransB && Epi != "rms") {
-    G += "  %mb = Add(%m, %b) : " + T + YD + " @\"bias\"\n";
-    Y = "%mb";
-  }
-  if (Epi == "gelu") {
-    G += "  %y = Gelu(" + Y + ") : " + T + YD + " @\"gelu\"\n";
-    Y = "%y";
-  } else if (Epi == "ln" || Epi == "rms") {
-    G += "  %s = Add(" + Y + ", %r) : " + T + YD + " @\"res\"\n";
-    if (Epi == "ln")
-      G += "  %y = LayerNormalization(%s, %gamma, %beta) {axis = -1, "
-           "epsilon = 1e-05} : " +
-           T + YD + " @\"ln\"\n";
-    else
-      G += "  %y = RMSNormalization(%s, %gamma) {axis = -1, epsilon = "
-           "1e-05} : " +
-           T + YD + " @\"rms\"\n";
-    Y = "%y";
-  }
-  // Every input is used (the residual only by the normalizing cases).
-  G += "  %keep = Add(%gamma, %beta) : " + T + "[" + S(N) + "] @\"keep\"\n";
-  G += "  output " + Y + "\n  output %keep\n";
-  if (Epi != "ln" && Epi != "rms")
-    G += "  %rr = Relu(%r) : " + T + YD + " @\"rr\"\n  output %rr\n";
-  G += "}\n";
-  return G;
-}
-
 TEST(GpuRuntimeTest, GeneratedGemmMatchesReference) {
   // The generated tensor-core GEMM (codegen/GemmEmitter.cpp) with every
   // epilogue kind against the reference: BERT-base shapes, row
@@ -557,7 +470,7 @@ TEST(GpuRuntimeTest, GeneratedGemmMatchesReference) {
         if (*Arch && !codegen::WgmmaByDefault)
           continue;
         std::string Text =
-            gemmGroupGraph(T, C.Lead, C.M, C.N, C.K, C.Epi, C.TransB);
+            test::gemmGroupGraph(T, C.Lead, C.M, C.N, C.K, C.Epi, C.TransB);
         SCOPED_TRACE(std::string(Arch) + "\n" + Text);
         auto G = parseOrFail(Text);
         ASSERT_TRUE(G);
@@ -606,33 +519,10 @@ TEST(GpuRuntimeTest, WgmmaGemmVariantsMatchReference) {
     GTEST_SKIP() << "wgmma needs sm_90; this GPU is " << *DevArch;
   llvm::Expected<int> Dev = requireDevice();
   ASSERT_TRUE(bool(Dev)) << llvm::toString(Dev.takeError());
-  struct Case {
-    int64_t Lead, M, N, K;
-    const char *Epi;
-    bool TransB;
-    codegen::WgmmaTile Tile; // {0, 0, 0}: the chosen one
-  };
-  const Case Cases[] = {
-      {0, 128, 128, 64, "bias", false, {64, 64, 4}},
-      {0, 200, 320, 200, "gelu", false, {128, 128, 4}},
-      {0, 200, 320, 200, "gelu", false, {192, 128, 5}},
-      {1, 128, 768, 768, "ln", false, {0, 0, 0}},
-      {0, 512, 768, 3072, "ln", false, {128, 192, 5}},
-      {0, 512, 768, 768, "ln", false, {64, 128, 6}},
-      {0, 33, 1000, 64, "ln", false, {0, 0, 0}},
-      {0, 256, 2304, 768, "bias", false, {128, 256, 4}},
-      {0, 256, 3072, 768, "gelu", false, {256, 128, 4}},
-      {0, 600, 384, 96, "bias", false, {0, 0, 0}},
-      {2, 7, 256, 64, "rms", false, {0, 0, 0}},
-      {0, 1, 64, 8, "bias", false, {0, 0, 0}},
-      {0, 64, 96, 72, "gelu", true, {64, 96, 4}},
-      {0, 100, 512, 136, "ln", true, {0, 0, 0}},
-      {0, 300, 136, 64, "rms", true, {192, 64, 5}},
-  };
-  for (const Case &C : Cases)
+  for (const test::WgmmaCase &C : test::wgmmaCases())
     for (const char *T : {"f16", "bf16"}) {
       std::string Text =
-          gemmGroupGraph(T, C.Lead, C.M, C.N, C.K, C.Epi, C.TransB);
+          test::gemmGroupGraph(T, C.Lead, C.M, C.N, C.K, C.Epi, C.TransB);
       SCOPED_TRACE("tile " + std::to_string(C.Tile.BM) + "x" +
                    std::to_string(C.Tile.BN) + "\n" + Text);
       auto G = parseOrFail(Text);
@@ -745,7 +635,7 @@ TEST(GpuRuntimeTest, TunedGemmChoiceIsRecordedAndReloads) {
   // them from the cache, the plan file keeps the choice, and the reloaded
   // plan runs it without tuning again.
   SKIP_WITHOUT_GPU();
-  std::string Text = gemmGroupGraph("f16", 1, 128, 768, 768, "ln", false);
+  std::string Text = test::gemmGroupGraph("f16", 1, 128, 768, 768, "ln", false);
   auto G = parseOrFail(Text);
   ASSERT_TRUE(G);
   CompileOptions CO;
