@@ -672,3 +672,230 @@ TEST(EmulatedKernel, WgmmaGemmVariantsMatchReference) {
       }
     }
 }
+
+namespace {
+
+/// A random graph for the fusion passes: a chain of elementwise ops,
+/// broadcasts against extra inputs, reductions, softmax, LayerNorm,
+/// transposes, slices (with steps), concats, reshapes and where-selects
+/// over a rank-2 to rank-4 tensor, with an intermediate value
+/// kept as a second output now and then (multi-output groups, values used
+/// outside their group).
+std::string randomFusionGraph(uint64_t Seed) {
+  RandomGenerator Gen(Seed);
+  auto Pick = [&](uint64_t N) { return Gen.next() % N; };
+  auto Shape = [](const std::vector<int64_t> &D) {
+    std::string S = "f32[";
+    for (size_t I = 0; I < D.size(); ++I)
+      S += (I ? "," : "") + std::to_string(D[I]);
+    return S + "]";
+  };
+  auto Ints = [](const std::vector<int64_t> &V) {
+    std::string S = "[";
+    for (size_t I = 0; I < V.size(); ++I)
+      S += (I ? ", " : "") + std::to_string(V[I]);
+    return S + "]";
+  };
+  const int64_t Sizes[] = {1, 2, 3, 4, 5, 7, 8, 16, 17, 32, 33, 64};
+  std::vector<int64_t> D(2 + Pick(3));
+  int64_t Elems = 1;
+  for (int64_t &X : D) {
+    do
+      X = Sizes[Pick(12)];
+    while (Elems * X > 8192);
+    Elems *= X;
+  }
+  std::string Inputs = "  input %x : " + Shape(D) + "\n", Body, Outputs;
+  std::string Cur = "%x";
+  unsigned Next = 0, Extra = 0;
+  auto Fresh = [&] { return "%v" + std::to_string(Next++); };
+  auto NewInput = [&](const std::vector<int64_t> &S) {
+    std::string N = "%in" + std::to_string(Extra++);
+    Inputs += "  input " + N + " : " + Shape(S) + "\n";
+    return N;
+  };
+  unsigned Steps = 3 + unsigned(Pick(8));
+  for (unsigned Step = 0; Step < Steps; ++Step) {
+    std::string V = Fresh();
+    switch (Pick(13)) {
+    case 0:
+    case 1: { // unary
+      const char *Ops[] = {"Relu", "Sigmoid", "Tanh",     "Neg",
+                           "Abs",  "Erf",     "Softplus", "Exp"};
+      const char *Op = Ops[Pick(8)];
+      if (std::string(Op) == "Exp") { // keep it finite: exp(tanh(x))
+        std::string T = Fresh();
+        Body += "  " + T + " = Tanh(" + Cur + ") : " + Shape(D) + "\n";
+        Cur = T;
+      }
+      Body += "  " + V + " = " + Op + "(" + Cur + ") : " + Shape(D) + "\n";
+      break;
+    }
+    case 2:
+    case 3: { // broadcast binary against a new input
+      std::vector<int64_t> B = D;
+      for (int64_t &X : B)
+        if (Pick(2))
+          X = 1;
+      while (B.size() > 1 && Pick(3) == 0)
+        B.erase(B.begin()); // fewer leading dims
+      const char *Ops[] = {"Add", "Sub", "Mul", "Max", "Min"};
+      std::string In = NewInput(B);
+      bool Swap = Pick(2);
+      Body += "  " + V + " = " + Ops[Pick(5)] + "(" + (Swap ? In : Cur) + ", " +
+              (Swap ? Cur : In) + ") : " + Shape(D) + "\n";
+      break;
+    }
+    case 4: { // reduction over some axes
+      std::vector<int64_t> Axes, R;
+      for (size_t I = 0; I < D.size(); ++I)
+        if (Pick(2))
+          Axes.push_back(int64_t(I));
+      if (Axes.empty())
+        Axes.push_back(int64_t(D.size()) - 1);
+      bool Keep = Pick(2) || Axes.size() == D.size();
+      for (size_t I = 0; I < D.size(); ++I) {
+        bool Reduced =
+            std::find(Axes.begin(), Axes.end(), int64_t(I)) != Axes.end();
+        if (!Reduced)
+          R.push_back(D[I]);
+        else if (Keep)
+          R.push_back(1);
+      }
+      const char *Ops[] = {"ReduceSum", "ReduceMean", "ReduceMax"};
+      std::string A = "%axes" + std::to_string(Next);
+      Inputs += "  const " + A + " : i64[" + std::to_string(Axes.size()) +
+                "] = " + Ints(Axes) + "\n";
+      Body += "  " + V + " = " + Ops[Pick(3)] + "(" + Cur + ", " + A +
+              ") {keepdims = " + (Keep ? "1" : "0") + "} : " + Shape(R) + "\n";
+      D = R;
+      break;
+    }
+    case 5: // softmax over the last axis
+      Body +=
+          "  " + V + " = Softmax(" + Cur + ") {axis = -1} : " + Shape(D) + "\n";
+      break;
+    case 6: { // LayerNorm over the last axis
+      std::string G = NewInput({D.back()}), B = NewInput({D.back()});
+      Body += "  " + V + " = LayerNormalization(" + Cur + ", " + G + ", " + B +
+              ") {axis = -1, epsilon = 1e-05} : " + Shape(D) + "\n";
+      break;
+    }
+    case 7: { // transpose
+      std::vector<int64_t> Perm(D.size()), R(D.size());
+      for (size_t I = 0; I < Perm.size(); ++I)
+        Perm[I] = int64_t(I);
+      for (size_t I = Perm.size(); I > 1; --I)
+        std::swap(Perm[I - 1], Perm[Pick(I)]);
+      for (size_t I = 0; I < Perm.size(); ++I)
+        R[I] = D[size_t(Perm[I])];
+      Body += "  " + V + " = Transpose(" + Cur + ") {perm = " + Ints(Perm) +
+              "} : " + Shape(R) + "\n";
+      D = R;
+      break;
+    }
+    case 8: { // slice a range of one axis, with a step now and then
+      size_t Ax = size_t(Pick(D.size()));
+      if (D[Ax] < 2) {
+        Body += "  " + V + " = Neg(" + Cur + ") : " + Shape(D) + "\n";
+        break;
+      }
+      int64_t Start = int64_t(Pick(uint64_t(D[Ax] / 2))),
+              Step = 1 + int64_t(Pick(2));
+      int64_t End = Start + 1 + int64_t(Pick(uint64_t(D[Ax] - Start)));
+      std::vector<int64_t> R = D;
+      R[Ax] = (End - Start + Step - 1) / Step;
+      std::string P = std::to_string(Next);
+      Inputs += "  const %st" + P + " : i64[1] = [" + std::to_string(Start) +
+                "]\n  const %en" + P + " : i64[1] = [" + std::to_string(End) +
+                "]\n  const %ax" + P + " : i64[1] = [" + std::to_string(Ax) +
+                "]\n  const %sp" + P + " : i64[1] = [" + std::to_string(Step) +
+                "]\n";
+      Body += "  " + V + " = Slice(" + Cur + ", %st" + P + ", %en" + P +
+              ", %ax" + P + ", %sp" + P + ") : " + Shape(R) + "\n";
+      D = R;
+      break;
+    }
+    case 9: { // concat with a new input along one axis
+      size_t Ax = size_t(Pick(D.size()));
+      std::vector<int64_t> B = D, R = D;
+      B[Ax] = 1 + int64_t(Pick(3));
+      R[Ax] += B[Ax];
+      std::string In = NewInput(B);
+      Body += "  " + V + " = Concat(" + Cur + ", " + In +
+              ") {axis = " + std::to_string(Ax) + "} : " + Shape(R) + "\n";
+      D = R;
+      break;
+    }
+    case 10: { // reshape: the last two dims merged
+      if (D.size() < 2) {
+        Body += "  " + V + " = Abs(" + Cur + ") : " + Shape(D) + "\n";
+        break;
+      }
+      std::vector<int64_t> R(D.begin(), D.end() - 2);
+      R.push_back(D[D.size() - 2] * D.back());
+      std::string P = "%shape" + std::to_string(Next);
+      Inputs += "  const " + P + " : i64[" + std::to_string(R.size()) +
+                "] = " + Ints(R) + "\n";
+      Body +=
+          "  " + V + " = Reshape(" + Cur + ", " + P + ") : " + Shape(R) + "\n";
+      D = R;
+      break;
+    }
+    case 11: { // where(x > a, x, b) with broadcast a and b
+      std::vector<int64_t> B = D;
+      for (int64_t &X : B)
+        if (Pick(2))
+          X = 1;
+      std::string A = NewInput(B), Bv = NewInput(D), C = Fresh();
+      std::string BoolShape = Shape(D);
+      BoolShape.replace(0, 3, "bool");
+      Body +=
+          "  " + C + " = Greater(" + Cur + ", " + A + ") : " + BoolShape + "\n";
+      Body += "  " + V + " = Where(" + C + ", " + Cur + ", " + Bv +
+              ") : " + Shape(D) + "\n";
+      break;
+    }
+    default: // keep the current value as an output too
+      if (Cur != "%x" && Outputs.find(Cur + "\n") == std::string::npos)
+        Outputs += "  output " + Cur + "\n";
+      Body += "  " + V + " = Relu(" + Cur + ") : " + Shape(D) + "\n";
+      break;
+    }
+    Cur = V;
+  }
+  return "graph \"random" + std::to_string(Seed) + "\" opset 18 {\n" + Inputs +
+         Body + Outputs + "  output " + Cur + "\n}\n";
+}
+
+} // namespace
+
+// Random graphs through the fusion passes, planned for sm_90 and run in
+// the emulator against the reference, fp32 and fp16: what loop, reduction
+// and epilogue fusion form from chains no exporter wrote.
+TEST(EmulatedPlan, RandomFusionGraphs) {
+  SKIP_WITHOUT_EMULATOR();
+  unsigned Graphs = 0, Groups = 0;
+  for (uint64_t Seed = 1; Seed <= 60; ++Seed) {
+    std::string Text = randomFusionGraph(Seed);
+    for (Precision P : {Precision::F32, Precision::F16}) {
+      SCOPED_TRACE(Text);
+      auto G = parseGraph(Text);
+      ASSERT_TRUE(bool(G)) << llvm::toString(G.takeError());
+      Model M;
+      M.Path = "random " + std::to_string(Seed);
+      M.Prec = P;
+      Outcome O = emulateGraph(**G, M, -1);
+      if (std::getenv("SOLDER_EMULATOR_VERBOSE"))
+        std::cerr << Text << "-> " << O.Emulated << " groups ("
+                  << precisionName(P).str() << ")\n";
+      ++Graphs;
+      Groups += O.Emulated;
+      for (const auto &[Group, Why] : O.Failed)
+        ADD_FAILURE() << precisionName(P).str() << " group " << Group << ": "
+                      << Why;
+    }
+  }
+  std::cout << Graphs << " random graph plans, " << Groups << " groups run\n";
+  EXPECT_GT(Groups, Graphs);
+}
