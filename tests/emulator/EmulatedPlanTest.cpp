@@ -25,6 +25,7 @@
 #include "ir/Parser.h"
 #include "passes/Pipeline.h"
 #include "runtime/cuda/PlanBuilder.h"
+#include "runtime/cuda/PlanFile.h"
 #include "runtime/reference/ReferenceExecutor.h"
 #include "tests/GemmGroupGraph.h"
 #include "tools/RandomInputs.h"
@@ -70,6 +71,8 @@ struct Model {
   bool FuseAttention = false;
   /// Attention fused where fp16/bf16 plans fuse it by default.
   bool AutoAttention = true;
+  /// Every op its own step (--no-fusion).
+  bool NoFusion = false;
   /// Who runs matmul groups (--gemm-kernels).
   GemmKernels Gemm = GemmKernels::Auto;
   /// A model the GPU path cannot plan (an op it lacks, dynamic inputs) is
@@ -165,6 +168,7 @@ Outcome emulateGraph(Graph &G, const Model &M, int64_t PerturbGroupId) {
   PO.Prec = M.Prec;
   PO.FuseAttention = M.FuseAttention;
   PO.AutoAttention = M.AutoAttention;
+  PO.NoFusion = M.NoFusion;
   PO.Gemm = M.Gemm;
   if (llvm::Error E = runPipeline(G, PO))
     return NotBuilt(std::move(E));
@@ -173,7 +177,12 @@ Outcome emulateGraph(Graph &G, const Model &M, int64_t PerturbGroupId) {
   PlanOpts.Prec = M.Prec;
   PlanOpts.PerturbGroupId = PerturbGroupId;
   PlanOpts.Gemm = M.Gemm;
-  llvm::Expected<Plan> P = buildPlan(G, PlanOpts);
+  llvm::Expected<Plan> Built = buildPlan(G, PlanOpts);
+  if (!Built)
+    return NotBuilt(Built.takeError());
+  // What runs is the plan as its file holds it: a field the file format
+  // drops would change what the emulator computes.
+  llvm::Expected<Plan> P = deserializePlan(serializePlan(*Built));
   if (!P)
     return NotBuilt(P.takeError());
 
@@ -423,6 +432,9 @@ TEST(EmulatedPlan, BertMini) {
     SCOPED_TRACE(precisionName(P).str());
     expectAllMatch({Path, {{"B", 2}, {"S", 16}}, P}, 2);
   }
+  Model Unfused{Path, {{"B", 2}, {"S", 16}}, Precision::F32};
+  Unfused.NoFusion = true;
+  expectAllMatch(Unfused, 50);
 }
 
 TEST(EmulatedPlan, ConvNets) {
@@ -440,6 +452,10 @@ TEST(EmulatedPlan, ConvNets) {
     expectAllMatch({Resnet, {}, P}, 10);
   }
   expectAllMatch({Squeeze, {}, Precision::F32}, 30);
+  // Unfused: every op its own kernel or library call.
+  Model Unfused{Mobile, {{"N", 1}}, Precision::F16};
+  Unfused.NoFusion = true;
+  expectAllMatch(Unfused, 100);
 }
 
 TEST(EmulatedPlan, BertMiniDynamo) {
