@@ -2,12 +2,15 @@
 //
 // Included (`-include`) ahead of a generated kernel's source when the
 // kernel emulator compiles it with the host compiler (KernelEmulator.h).
-// CUDA's keywords become nothing or their host meaning, `__shared__`
-// variables become statics (the emulator runs one block at a time), the
-// thread and block indices read the emulated thread, and barriers and warp
-// shuffles call into the emulator, which runs a block's threads as fibers.
-// Only what solder's generated kernels use is here; a kernel with inline
-// PTX (tensor cores, clusters, cp.async) is not emulated at all.
+// CUDA's keywords become nothing or their host meaning, the thread and
+// block indices read the emulated thread, and barriers and warp-wide
+// instructions call into the emulator, which runs a block's threads (or a
+// cluster's) as fibers. The inline-PTX helpers of TensorCoreSupport.cpp
+// have host versions here; HostSource.cpp has taken the kernel's own out
+// and turned its `__shared__` variables into per-block bytes, so
+// `__shared__` is left undefined: one the rewrite missed fails to compile
+// rather than being shared between the blocks of a cluster. Only what
+// solder's generated kernels use is here.
 //
 //===----------------------------------------------------------------------===//
 #ifndef SOLDER_TESTS_EMULATOR_CUDAHOSTSHIM_H
@@ -31,7 +34,6 @@
 #define __global__
 #define __device__
 #define __host__
-#define __shared__ static
 #define __launch_bounds__(...)
 
 extern "C" {
