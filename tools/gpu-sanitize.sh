@@ -216,7 +216,7 @@ if [ -n "${SOLDER_SANITIZE_TEST_UNITS:-}" ]; then
   ALONE=$(tr ' ' '\n' <<< "$SOLDER_SANITIZE_TEST_UNITS" |
           grep -x -F "$ALONE")
 fi
-# The stress test's 8 threads run 10 times each, not 100.
+# The stress tests run 10 times a thread, not 100 (8 threads) or 50 (4).
 export SOLDER_STRESS_RUNS=${SOLDER_STRESS_RUNS:-10}
 TEST_TOOLS=${SOLDER_SANITIZE_TEST_TOOLS:-memcheck}
 # The longest first: initcheck and racecheck of the GPU tests.
