@@ -489,8 +489,12 @@ int main(int argc, char **argv) {
     float R[2];
     CK(cudaMemcpy(R, Res, 8, cudaMemcpyDeviceToHost));
     bool Wrong = !(R[0] <= 2e-2f * std::max(1.f, R[1]));
-    if (Wrong) {
+    // The swapped-descriptor probe must come out wrong: right would mean
+    // the check cannot see a layout error.
+    bool Probe = It.Note == " swapB";
+    if (Wrong != Probe)
       ++Failures;
+    if (Wrong && !Probe) {
       // Where do the first wrong elements' values come from?
       int64_t Nn = C.M * C.N;
       std::vector<uint16_t> H(Nn);
@@ -533,8 +537,11 @@ int main(int argc, char **argv) {
     double Tf = 2.0 * C.M * C.N * C.K / (Us * 1e-6) / 1e12;
     std::printf("| %s | %s | %s%s | %.2f | %.0f | %.3g%s | %.3g | %s |\n",
                 C.Kind.c_str(), Shape.c_str(), variantName(It.V).c_str(),
-                It.Note.c_str(), Us, Tf, R[0], Wrong ? " WRONG" : "", R[1],
-                K.Summary.c_str());
+                It.Note.c_str(), Us, Tf, R[0],
+                Probe
+                    ? (Wrong ? " wrong as it must be" : " RIGHT (check blind)")
+                    : (Wrong ? " WRONG" : ""),
+                R[1], K.Summary.c_str());
     std::fflush(stdout);
     cudaFree(Out);
     cudaLibraryUnload(Mod);

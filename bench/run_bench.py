@@ -211,7 +211,8 @@ def main():
                     help="also time (and check) solder with --fuse-attention "
                          "(the 'solder +attention' column)")
     ap.add_argument("--gemm-variants", action="store_true",
-                    help="also bench --gemm-kernels generated and a plan "
+                    help="also bench --gemm-kernels generated and wgmma "
+                    "and a plan "
                     "compiled with --tune (generated GEMM or library per "
                     "matmul group, timed), and check the generated one")
     ap.add_argument("--max-autotune", action="store_true",
@@ -271,6 +272,9 @@ def main():
                     gen = solder_bench(solder, path, a.iters, True, cache,
                                        precision=a.precision, layout=a.layout,
                                        extra=["--gemm-kernels", "generated"])
+                    wg = solder_bench(solder, path, a.iters, True, cache,
+                                      precision=a.precision, layout=a.layout,
+                                      extra=["--gemm-kernels", "wgmma"])
                     plan = os.path.join(work, f"{name}_b{batch}_tuned.plan")
                     out = run([solder, "compile", path, "-o", plan, "--tune",
                                "--cache-dir", cache, "--precision",
@@ -280,12 +284,15 @@ def main():
                     chosen = out.count("generated tensor-core GEMM")
                     groups = out.count("tuned: generated GEMM")
                     row["solder_generated"] = gen["median_ms"]
+                    row["solder_wgmma"] = wg["median_ms"]
                     row["solder_tuned"] = tuned["median_ms"]
                     notes.append(
                         f"{tag}: --gemm-kernels library (the fused column) "
                         f"{g['median_ms']:.3f} ms {g['steps_per_run']} "
                         f"steps; generated {gen['median_ms']:.3f} ms "
-                        f"{gen['steps_per_run']} steps; compile --tune "
+                        f"{gen['steps_per_run']} steps; wgmma "
+                        f"{wg['median_ms']:.3f} ms {wg['steps_per_run']} "
+                        f"steps; compile --tune "
                         f"{tuned['median_ms']:.3f} ms "
                         f"{tuned['steps_per_run']} steps ({chosen} of "
                         f"{groups} timed matmul groups took the generated "
@@ -293,14 +300,15 @@ def main():
                     for l in out.splitlines():
                         if "tuned: generated GEMM" in l:
                             log(l[:220])
-                    if not a.no_check:
+                    for loop in ([] if a.no_check else
+                                 ["generated", "wgmma"]):
                         err = solder_check(
                             solder, path,
-                            os.path.join(work, f"check_{name}_gen"), name,
-                            a.precision, ["--gemm-kernels", "generated"])
-                        row["max_rel_err_generated"] = err
+                            os.path.join(work, f"check_{name}_{loop}"), name,
+                            a.precision, ["--gemm-kernels", loop])
+                        row[f"max_rel_err_{loop}"] = err
                         notes.append(
-                            f"{tag}: --gemm-kernels generated vs fp32 "
+                            f"{tag}: --gemm-kernels {loop} vs fp32 "
                             f"reference max rel err {err:.3g} ("
                             + ("ok" if err <= TOLERANCE[a.precision]
                                else "FAIL") + ")")

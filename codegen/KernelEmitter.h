@@ -48,6 +48,9 @@ struct CodegenOptions {
   /// Contraction groups (ids) that run as one generated tensor-core GEMM
   /// (GemmEmitter.cpp) instead of a library call plus a rest kernel.
   std::set<int64_t> GeneratedGemmGroups;
+  /// Those GEMMs run the wgmma main loop wherever it applies
+  /// (`--gemm-kernels wgmma`), whatever WgmmaByDefault says.
+  bool PreferWgmma = false;
 };
 
 /// Deterministic kernel names: `solder_<node index>_<op>` where the index

@@ -182,15 +182,32 @@ WgmmaTile chooseWgmmaTile(int64_t M, int64_t N, int64_t K, bool Norm) {
   // No more stages than steps of K to fill them (a short K then leaves
   // shared memory for a second block on the SM).
   const int MaxUseful = int(std::max<int64_t>(4, ceilDiv(K, 64) + 2));
+  auto Make = [&](int BM, int BN) {
+    return WgmmaTile{BM, BN, std::min(stagesFor(BM, BN), MaxUseful)};
+  };
+  // Measured on an H100 (bench/gemm_lab, BERT-base shapes; RESULTS.md):
+  // rows of a normalization over many row blocks run fastest with the
+  // fewest blocks per row (each one more cluster member to exchange
+  // statistics with): 128 x 256 at 4096 x 768 took 30 us, 128 x 128 34 us,
+  // 128 x 192 41 us.
+  if (Norm && M >= 1024 && ceilDiv(N, 256) <= 8)
+    return Make(128, 256);
+  // At most 128 rows: one block row of 128 (B, the large operand, read
+  // once) with narrow columns for blocks: 128 x 64 ran 6.3 us at 128 x
+  // 2304 x 768 against 6.8 us for 64 x 64.
+  if (!Norm && M > 64 && M <= 128)
+    return Make(128, 64);
   WgmmaTile Best;
   double BestCost = -1;
-  for (int BM : {64, 128, 192, 256})
+  for (int BM : {64, 128, 256})
     for (int BN : {64, 128, 192, 256}) {
       // No warpgroup without rows; 168 registers a thread at 384 threads
-      // and 128 at 512 leave room for 96 and 64 accumulators.
+      // and 128 at 512 leave room for 96 and 64 accumulators. Three
+      // warpgroups (BM = 192) measured slower than two or four at every
+      // BERT shape (4096 x 2304 x 768: 63 us against 46 us).
       if (BM > 64 && M <= BM - 64)
         continue;
-      if ((BM == 192 && BN > 192) || (BM == 256 && BN > 128))
+      if ((BM == 256 && BN > 128) || (BN == 192 && BM != 128))
         continue;
       if (Norm && ceilDiv(N, BN) > 8)
         continue;
@@ -207,10 +224,24 @@ WgmmaTile chooseWgmmaTile(int64_t M, int64_t N, int64_t K, bool Norm) {
                      int64_t(BM) * BN > int64_t(Best.BM) * Best.BN);
       if (Better) {
         BestCost = Cost;
-        Best = {BM, BN, std::min(stagesFor(BM, BN), MaxUseful)};
+        Best = Make(BM, BN);
       }
     }
   return Best;
+}
+
+bool wgmmaPreferred(int64_t M, int64_t N, int64_t K, bool Norm) {
+  // Measured on an H100 against the mma.sync loop (bench/gemm_lab):
+  // wgmma won every product of 4096 rows (17.7 against 26.3 us at 4096 x
+  // 768 x 768; 44 against 81 us at 4096 x 768 x 3072; with a LayerNorm 30
+  // against 35 us) and 128 x 2304 x 768 (6.3 against 9.1 us); mma.sync
+  // won where few wgmma blocks fill the GPU: 128 rows with a LayerNorm
+  // (10.3 against 13.5 us), 128 x 768 x 3072 (18.2 against 19.0 us; 12
+  // blocks of 128 x 64 for 96 of 16 x 64), and tied at 128 x 768 x 768.
+  if (Norm)
+    return M >= 1024;
+  WgmmaTile T = chooseWgmmaTile(M, N, K, Norm);
+  return ceilDiv(M, T.BM) * ceilDiv(N, T.BN) >= 24;
 }
 
 unsigned wgmmaSharedBytes(const WgmmaTile &T) {

@@ -38,15 +38,13 @@ bool wgmmaApplies(unsigned Sm, int64_t N, int64_t K, bool TransB);
 /// split over at most 8 blocks (one cluster).
 WgmmaTile chooseWgmmaTile(int64_t M, int64_t N, int64_t K, bool Norm);
 
-/// Whether emitGeneratedGemm takes the wgmma loop where it applies. Off
-/// for now: the loop compiles for sm_90a (ptxas: no spills, no serialized
-/// wgmma) and matches the reference executor in the CPU kernel emulator
-/// (EmulatedKernel.WgmmaGemmVariantsMatchReference, every case below, with
-/// wgmma's layouts as the emulator reads the PTX manual), but has not yet
-/// run on a GPU; GemmVariant forces it, and
-/// GpuRuntimeTest.WgmmaGemmVariantsMatchReference checks the same cases
-/// there. Turn on (per shape, as measured) once that passes.
-constexpr bool WgmmaByDefault = false;
+/// Whether emitGeneratedGemm takes the wgmma loop (where it applies) for
+/// an M x N x K product, Norm when the epilogue normalizes rows: the loop
+/// that measured faster on an H100 (bench/gemm_lab; GpuRuntimeTest's
+/// GeneratedGemmMatchesReference and WgmmaGemmVariantsMatchReference check
+/// both loops there, and EmulatedKernel.WgmmaGemmVariantsMatchReference on
+/// the CPU). CodegenOptions::PreferWgmma and GemmVariant override it.
+bool wgmmaPreferred(int64_t M, int64_t N, int64_t K, bool Norm);
 
 /// Dynamic shared memory of the tile's kernel, in bytes (the stages, plus
 /// the slack that aligns them to 1024 bytes).

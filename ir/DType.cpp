@@ -113,8 +113,8 @@ llvm::StringRef convLayoutName(ConvLayout L) {
 }
 
 std::optional<GemmKernels> parseGemmKernels(llvm::StringRef Name) {
-  for (GemmKernels G :
-       {GemmKernels::Auto, GemmKernels::Library, GemmKernels::Generated})
+  for (GemmKernels G : {GemmKernels::Auto, GemmKernels::Library,
+                        GemmKernels::Generated, GemmKernels::Wgmma})
     if (gemmKernelsName(G) == Name)
       return G;
   return std::nullopt;
@@ -128,6 +128,8 @@ llvm::StringRef gemmKernelsName(GemmKernels G) {
     return "library";
   case GemmKernels::Generated:
     return "generated";
+  case GemmKernels::Wgmma:
+    return "wgmma";
   }
   return "auto";
 }

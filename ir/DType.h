@@ -67,9 +67,10 @@ llvm::StringRef convLayoutName(ConvLayout L);
 /// auto = the faster where tuning (`--tune`) timed both, else the library;
 /// library = cuBLASLt plus a generated kernel for the rest of the epilogue;
 /// generated = one generated tensor-core GEMM wherever it supports the
-/// group (f16/bf16).
-enum class GemmKernels : uint8_t { Auto, Library, Generated };
-/// "auto", "library", "generated" and back.
+/// group (f16/bf16); wgmma = the same with Hopper's wgmma main loop where
+/// it applies (sm_90, see codegen/WgmmaGemm.h), mma.sync elsewhere.
+enum class GemmKernels : uint8_t { Auto, Library, Generated, Wgmma };
+/// "auto", "library", "generated", "wgmma" and back.
 std::optional<GemmKernels> parseGemmKernels(llvm::StringRef Name);
 llvm::StringRef gemmKernelsName(GemmKernels G);
 

@@ -248,11 +248,13 @@ FusionFlags::FusionFlags(cl::SubCommand &Sub, cl::OptionCategory &Cat)
                         "(no group containing that node is formed); "
                         "repeatable"),
                cl::sub(Sub), cl::cat(Cat)),
-      Gemm("gemm-kernels", cl::value_desc("auto|library|generated"),
+      Gemm("gemm-kernels", cl::value_desc("auto|library|generated|wgmma"),
            cl::desc("Who runs matmul groups: library (cuBLASLt plus a "
                     "generated kernel for the rest of the epilogue), "
                     "generated (one generated tensor-core GEMM with the "
-                    "whole epilogue, LayerNorm included; f16/bf16), or auto "
+                    "whole epilogue, LayerNorm included; f16/bf16), wgmma "
+                    "(the same with Hopper's wgmma main loop where it "
+                    "applies, sm_90), or auto "
                     "(default: what compile --tune measured faster, else "
                     "the library)"),
            cl::init("auto"), cl::sub(Sub), cl::cat(Cat)) {}
@@ -261,7 +263,7 @@ Expected<GemmKernels> FusionFlags::gemmKernels() const {
   std::optional<GemmKernels> G = parseGemmKernels(Gemm);
   if (!G)
     return usageError("--gemm-kernels '" + Gemm +
-                      "': expected auto, library or generated");
+                      "': expected auto, library, generated or wgmma");
   return *G;
 }
 

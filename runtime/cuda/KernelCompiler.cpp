@@ -22,11 +22,13 @@ unsigned smVersionOf(StringRef Arch) {
 
 Expected<std::vector<GeneratedKernel>>
 generateKernels(const Graph &G, StringRef Arch, int64_t PerturbGroupId,
-                const std::set<int64_t> &GeneratedGemmGroups) {
+                const std::set<int64_t> &GeneratedGemmGroups,
+                bool PreferWgmma) {
   CodegenOptions Opts;
   Opts.PerturbGroupId = PerturbGroupId;
   Opts.SmVersion = smVersionOf(Arch);
   Opts.GeneratedGemmGroups = GeneratedGemmGroups;
+  Opts.PreferWgmma = PreferWgmma;
   return emitGraphKernels(G, Opts);
 }
 

@@ -677,7 +677,7 @@ Error Builder::addContractionGroup(const Node &Group, std::string &RunsAs) {
     RunsAs = "generated tensor-core GEMM " + Gen[It->second].Name + Tuned;
     return scheduleKernel(It->second);
   }
-  if (Opts.Gemm == GemmKernels::Generated) {
+  if (Opts.Gemm == GemmKernels::Generated || Opts.Gemm == GemmKernels::Wgmma) {
     std::string Why = generatedGemmUnsupported(Group, smVersionOf(Opts.Arch));
     if (!Why.empty())
       Tuned = " (no generated GEMM: " + Why + ")";
@@ -1062,7 +1062,8 @@ Expected<Plan> Builder::build() {
 
   GemmGroups = generatedGemmGroups(G, Opts);
   Expected<std::vector<GeneratedKernel>> K =
-      generateKernels(G, Opts.Arch, Opts.PerturbGroupId, GemmGroups);
+      generateKernels(G, Opts.Arch, Opts.PerturbGroupId, GemmGroups,
+                      Opts.Gemm == GemmKernels::Wgmma);
   if (!K)
     return K.takeError();
   Gen = std::move(*K);
@@ -1092,7 +1093,8 @@ std::set<int64_t> generatedGemmGroups(const Graph &G, const PlanOptions &Opts) {
     if (!isFusedGroup(*N) || groupInfo(*N).Kind != GroupKind::Contraction)
       continue;
     int64_t Id = groupInfo(*N).Id;
-    bool Want = Opts.Gemm == GemmKernels::Generated;
+    bool Want =
+        Opts.Gemm == GemmKernels::Generated || Opts.Gemm == GemmKernels::Wgmma;
     auto Choice = Opts.GemmChoices.find(Id);
     if (Opts.Gemm == GemmKernels::Auto && Choice != Opts.GemmChoices.end())
       Want = Choice->second;

@@ -152,11 +152,37 @@ TEST(GeneratedGemm, LayerNormGroupIsOneClusterKernel) {
   EXPECT_TRUE(has(K.Summary, "LayerNormalization epilogue")) << K.Summary;
   EXPECT_GT(K.DynamicSharedBytes, 0u);
   EXPECT_EQ(K.NodeNames, (std::vector<std::string>{"mm", "bias", "res", "ln"}));
-  // The default loop is mma.sync on sm_90 too (WgmmaByDefault), so the
-  // kernel needs no sm_90a.
-  EXPECT_FALSE(WgmmaByDefault);
+  // 256 rows with a LayerNorm: mma.sync measured faster on sm_90 too
+  // (wgmmaPreferred), so the kernel needs no sm_90a.
+  EXPECT_FALSE(wgmmaPreferred(256, 768, 64, /*Norm=*/true));
   EXPECT_FALSE(has(K.Source, "solder_wgmma("));
   EXPECT_FALSE(has(K.Source, ArchSpecificMarker));
+}
+
+TEST(GeneratedGemm, DefaultLoopIsTheOneMeasuredFaster) {
+  // wgmmaPreferred: wgmma for products of many rows and for wide ones of
+  // few; mma.sync where few wgmma blocks would fill the GPU. Negative
+  // twins: the same N x K with few rows, and with a LayerNorm.
+  EXPECT_TRUE(wgmmaPreferred(4096, 768, 768, false));
+  EXPECT_TRUE(wgmmaPreferred(4096, 768, 3072, false));
+  EXPECT_TRUE(wgmmaPreferred(4096, 768, 768, true));
+  EXPECT_TRUE(wgmmaPreferred(128, 2304, 768, false));
+  EXPECT_FALSE(wgmmaPreferred(128, 768, 3072, false));
+  EXPECT_FALSE(wgmmaPreferred(128, 768, 768, true));
+  // And the kernel follows it: a 4096-row group through the default path
+  // is a wgmma kernel (sm_90a), a 128-row one of 4 blocks is not.
+  EXPECT_FALSE(wgmmaPreferred(128, 256, 256, false));
+  for (int64_t M : {4096, 128}) {
+    auto G = pipelined("f16", M, 256, 256, "",
+                       "  %y = Relu(%mb) : f16[" + std::to_string(M) +
+                           ",256] @\"relu\"\n");
+    ASSERT_TRUE(G);
+    const Node *Group = contractionGroup(*G);
+    ASSERT_TRUE(Group);
+    GeneratedKernel K = gemmKernel(*G, *Group);
+    EXPECT_EQ(has(K.Source, "solder_wgmma("), M == 4096) << M;
+    EXPECT_EQ(has(K.Source, ArchSpecificMarker), M == 4096) << M;
+  }
 }
 
 TEST(GeneratedGemm, WgmmaLayerNormGroupIsOneClusterKernel) {

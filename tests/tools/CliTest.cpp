@@ -553,7 +553,7 @@ TEST(CliFusion, NoFusionAndDisableFusionReachThePipeline) {
                                ::testing::TempDir() + "/bogus.out"});
     EXPECT_EQ(Bad.Code, 2) << Cmd;
     EXPECT_TRUE(contains(Bad.Err, "--gemm-kernels 'bogus': expected auto, "
-                                  "library or generated"))
+                                  "library, generated or wgmma"))
         << Bad.Err;
   }
   CliResult Good = runSolder({"dump-ir", Model, "--gemm-kernels", "library"});
