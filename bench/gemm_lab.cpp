@@ -2,7 +2,8 @@
 //
 // A developer's bench for codegen/GemmEmitter.cpp and WgmmaGemm.cpp on the
 // GPU machine: emits forced variants of the generated GEMM (the mma.sync
-// loop; the wgmma loop with the chosen tile and explicit tiles) for small
+// loop with K split as chosen and over 1 to 8 blocks at 128 rows; the
+// wgmma loop with the chosen tile and explicit tiles) for small
 // layout probes (odd edges, transB, a LayerNorm over a cluster with a
 // partial block) and for the BERT-base fp16 shapes (M = 4096 and 128; N x K
 // = 768x768, 2304x768, 3072x768, 768x3072; x W + b, and LayerNorm(x W + b +
@@ -160,7 +161,8 @@ static std::string graphText(const Config &C) {
 
 static std::string variantName(const GemmVariant &V) {
   if (!V.Wgmma)
-    return "mma.sync";
+    return V.KSplit ? "mma.sync split " + std::to_string(V.KSplit)
+                    : "mma.sync auto";
   if (!V.Tile.BM)
     return "wgmma auto";
   return "wgmma " + std::to_string(V.Tile.BM) + "x" +
@@ -192,6 +194,11 @@ int main(int argc, char **argv) {
   };
   GemmVariant Mma, Auto;
   Auto.Wgmma = true;
+  auto Split = [](int KSplit) {
+    GemmVariant V;
+    V.KSplit = KSplit;
+    return V;
+  };
   std::vector<GemmVariant> Big = {Mma,
                                   Auto,
                                   W(128, 128, 6),
@@ -202,7 +209,8 @@ int main(int argc, char **argv) {
                                   W(192, 128, 4),
                                   W(128, 128, 4)};
   std::vector<GemmVariant> Small = {
-      Mma,           Auto,          W(64, 64, 6),   W(64, 128, 6),
+      Mma,           Split(1),      Split(2),       Split(4),
+      Split(8),      Auto,          W(64, 64, 6),   W(64, 128, 6),
       W(128, 64, 6), W(64, 192, 6), W(128, 128, 6), W(64, 256, 4)};
   std::vector<GemmVariant> LnBig = {Mma,
                                     Auto,

@@ -246,7 +246,8 @@ constexpr int AP = BK + 8, BP = $BP, A_STAGE = BM * AP, B_STAGE = $BSTAGE;
 constexpr int CA = BM * (BK / 8) / NTH, CB = BK * BN / 8 / NTH;
 static_assert(CA * NTH == BM * (BK / 8) && CB * NTH == BK * BN / 8, "tile");
 constexpr long long M = $M;
-constexpr int N = $N, K = $K, KT = (K + BK - 1) / BK;
+constexpr int N = $N, K = $K, KTALL = (K + BK - 1) / BK;
+$KSPLIT
 extern __shared__ __align__(16) unsigned char solder_dyn_smem[];
 $T *const As = reinterpret_cast<$T *>(solder_dyn_smem);
 $T *const Bs = As + STAGES * A_STAGE;
@@ -260,7 +261,7 @@ const $T *const Bg = $BPARAM;
 $SETUP_A
 $SETUP_B
 auto load_stage = [&](int s, int kt) {
-  const int k0 = kt * BK;
+  const int k0 = (kt0 + kt) * BK;
 $COPY_A
 $COPY_B
 };
@@ -311,6 +312,57 @@ for (int kt = 0; kt < KT; ++kt) {
   }
 }
 solder_cp_wait0();)";
+
+// Split K: block z of the cluster walks steps [z * KTS, (z + 1) * KTS).
+const char *const KSplitOne = "constexpr int kt0 = 0, KT = KTALL;";
+const char *const KSplitMany =
+    R"(constexpr int SPLIT = $SPLIT, KTS = (KTALL + SPLIT - 1) / SPLIT;
+const int kt0 = blockIdx.z * KTS, KT = KTALL - kt0 < KTS ? KTALL - kt0 : KTS;)";
+// After a split main loop the cluster's blocks hold partial sums of one
+// tile: each parks its accumulators in its own (now idle) stage memory,
+// block 0 adds its peers' through distributed shared memory and alone
+// runs the epilogue; the second cluster barrier keeps the peers' shared
+// memory alive until it has read it.
+const char *const KSplitReduce =
+    R"(__syncthreads();
+float *const red = reinterpret_cast<float *>(solder_dyn_smem);
+#pragma unroll
+for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+  for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+    for (int i = 0; i < 4; ++i)
+      red[((mt * NT + nt) * 4 + i) * NTH + tid] = acc[mt][nt][i];
+solder_cluster_sync();
+if (blockIdx.z == 0) {
+  for (unsigned r = 1; r < SPLIT; ++r)
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+      for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+        for (int i = 0; i < 4; ++i)
+          acc[mt][nt][i] += solder_ld_cluster(&red[((mt * NT + nt) * 4 + i) * NTH + tid], r);
+}
+solder_cluster_sync();
+if (blockIdx.z != 0)
+  return;)";
+
+/// Blocks of the split-K cluster for a tile of mma.sync's loop: only when
+/// the tiles leave SMs idle, each split at least 16 steps of K (64 each),
+/// up to 3 blocks an SM in all. Measured on an H100 (bench/gemm_lab):
+/// 128 x 768 x 3072 in 16 x 64 tiles ran 17.9 us whole, 15.1 us split 2,
+/// 19.4 us split 4; 128 x 768 x 768 ran 6.2 us whole, 6.9 us split 2 (the
+/// cluster's extra pipeline fills and the exchange outweigh short splits).
+int64_t chooseKSplit(int64_t Blocks, int64_t KSteps) {
+  int64_t Split = 1;
+  if (Blocks >= FillBlocks)
+    return 1;
+  while (Split * 2 <= MaxCluster && Blocks * Split * 2 <= 3 * 132 &&
+         KSteps / (Split * 2) >= 16)
+    Split *= 2;
+  return Split;
+}
 
 // A is [M, K]: chunk x of a stage is row x / 4, columns (x % 4) * 8.
 const char *const SetupA =
@@ -481,6 +533,25 @@ codegen::emitGeneratedGemmVariant(const Node &Group, const CodegenOptions &Opts,
     SharedBytes = unsigned(StageBytes * Stages);
   }
   const int64_t Cluster = S.Norm ? (S.N + T.BN - 1) / T.BN : 1;
+  // K split over a cluster (sm_90, no row normalization, the mma.sync
+  // loop): partial sums meet in block 0's registers.
+  int64_t KSplit = 1;
+  if (!Wgmma && !S.Norm && Opts.SmVersion >= 90) {
+    int64_t Blocks = ((S.M + T.BM - 1) / T.BM) * ((S.N + T.BN - 1) / T.BN);
+    KSplit = Force && Force->KSplit > 0
+                 ? Force->KSplit
+                 : chooseKSplit(Blocks, (S.K + BK - 1) / BK);
+  } else if (Force && Force->KSplit > 1) {
+    return groupError(Group, nullptr,
+                      "no split K: it needs sm_90, the mma.sync loop and no "
+                      "row normalization");
+  }
+  if (KSplit < 1 || KSplit > MaxCluster)
+    return groupError(Group, nullptr,
+                      "split K over " + std::to_string(KSplit) +
+                          " blocks: a cluster holds 1 to 8");
+  if (KSplit > 1)
+    SharedBytes = std::max<unsigned>(SharedBytes, unsigned(T.BM * T.BN * 4));
   const unsigned Threads = unsigned(T.WM * T.WN * 32);
 
   // Members after the anchor, in body order; results split by whether the
@@ -537,6 +608,8 @@ codegen::emitGeneratedGemmVariant(const Node &Group, const CodegenOptions &Opts,
   std::string Desc =
       (Wgmma ? "tensor-core GEMM (wgmma) " : "tensor-core GEMM ") + Shape +
       (Cluster > 1 ? ", cluster of " + std::to_string(Cluster) : "") +
+      (KSplit > 1 ? ", K split over a cluster of " + std::to_string(KSplit)
+                  : "") +
       (S.Norm ? ", " + S.Norm->opName().str() + " epilogue" : "") +
       (AsyncA && AsyncB ? "" : ", element loads");
   B.describeGroup(Info.Id, std::move(NodeNames),
@@ -544,13 +617,15 @@ codegen::emitGeneratedGemmVariant(const Node &Group, const CodegenOptions &Opts,
   bool Perturb = Opts.PerturbGroupId >= 0 && Opts.PerturbGroupId == Info.Id;
   if (Cluster > 1)
     B.setAttributes("__cluster_dims__(1, " + std::to_string(Cluster) + ", 1)");
+  if (KSplit > 1)
+    B.setAttributes("__cluster_dims__(1, 1, " + std::to_string(KSplit) + ")");
   // wgmma kernels are compiled for sm_90a (NvrtcCompiler.cpp reads this).
   if (Wgmma)
     P.declare("solder_arch", ArchSpecificMarker);
   P.declare("solder_mma", mmaHelpers(S.T));
   if (Wgmma)
     P.declare("solder_wgmma", wgmmaHelpers(S.T, W.BN, !TransB));
-  if (Cluster > 1)
+  if (Cluster > 1 || KSplit > 1)
     P.declare("solder_cluster", clusterHelpers());
 
   std::string Tn = P.storageType(S.T);
@@ -568,7 +643,10 @@ codegen::emitGeneratedGemmVariant(const Node &Group, const CodegenOptions &Opts,
                    {"COPY_A", AsyncA ? CopyAAsync : CopyAPlain},
                    {"COPY_B", TransB ? (AsyncB ? CopyBNKAsync : CopyBNKPlain)
                                      : (AsyncB ? CopyBKNAsync : CopyBKNPlain)},
-                   {"WAIT", "solder_cp_wait<STAGES - 2>();"}});
+                   {"WAIT", "solder_cp_wait<STAGES - 2>();"},
+                   {"KSPLIT", KSplit > 1 ? KSplitMany : KSplitOne}});
+    if (KSplit > 1)
+      Loop += "\n" + std::string(KSplitReduce);
     Loop = substitute(std::move(Loop), {{"BLD", TransB ? BLdNK : BLdKN},
                                         {"BFRAG", TransB ? BFragNK : BFragKN}});
     Loop = substitute(std::move(Loop), {{"BM", std::to_string(T.BM)},
@@ -582,6 +660,7 @@ codegen::emitGeneratedGemmVariant(const Node &Group, const CodegenOptions &Opts,
                                         {"M", std::to_string(S.M) + "LL"},
                                         {"N", std::to_string(S.N)},
                                         {"K", std::to_string(S.K)},
+                                        {"SPLIT", std::to_string(KSplit)},
                                         {"T", Tn},
                                         {"ZERO", Zero},
                                         {"APARAM", AParam},
@@ -818,9 +897,9 @@ codegen::emitGeneratedGemmVariant(const Node &Group, const CodegenOptions &Opts,
   }();
   if (Err)
     return std::move(Err);
-  B.setGrid(
-      {unsigned((S.M + T.BM - 1) / T.BM), unsigned((S.N + T.BN - 1) / T.BN), 1},
-      Threads);
+  B.setGrid({unsigned((S.M + T.BM - 1) / T.BM),
+             unsigned((S.N + T.BN - 1) / T.BN), unsigned(KSplit)},
+            Threads);
   B.setDynamicShared(SharedBytes);
   return B.finish();
 }

@@ -41,8 +41,8 @@ WgmmaTile chooseWgmmaTile(int64_t M, int64_t N, int64_t K, bool Norm);
 /// Whether emitGeneratedGemm takes the wgmma loop (where it applies) for
 /// an M x N x K product, Norm when the epilogue normalizes rows: the loop
 /// that measured faster on an H100 (bench/gemm_lab; GpuRuntimeTest's
-/// GeneratedGemmMatchesReference and WgmmaGemmVariantsMatchReference check
-/// both loops there, and EmulatedKernel.WgmmaGemmVariantsMatchReference on
+/// GeneratedGemmMatchesReference and GemmVariantsMatchReference check
+/// both loops there, and EmulatedKernel.GemmVariantsMatchReference on
 /// the CPU). CodegenOptions::PreferWgmma and GemmVariant override it.
 bool wgmmaPreferred(int64_t M, int64_t N, int64_t K, bool Norm);
 
@@ -61,10 +61,12 @@ std::string wgmmaMainLoop(const WgmmaTile &T, bool TransB, int64_t M, int64_t N,
                           const std::string &APtr, const std::string &BPtr);
 
 /// Which main loop a generated GEMM uses, forced (tests, tile sweeps);
-/// BM = 0 lets the wgmma tile be chosen.
+/// BM = 0 lets the wgmma tile be chosen, KSplit = 0 the split of K.
 struct GemmVariant {
   bool Wgmma = false;
   WgmmaTile Tile = {0, 0, 0};
+  /// Blocks of the mma.sync loop's split-K cluster (0: chosen; 1: none).
+  int KSplit = 0;
 };
 
 /// emitGeneratedGemm with the main loop forced (nullptr: chosen as

@@ -1,7 +1,7 @@
 //===- GemmGroupGraph.h - Matmul groups as IR text, for tests ---*- C++ -*-===//
 //
 // Shared by the GPU runtime tests and the emulator's: a matmul with each
-// epilogue kind the generated GEMM takes, and the wgmma loop's cases.
+// epilogue kind the generated GEMM takes, and forced variants of its loops.
 //
 //===----------------------------------------------------------------------===//
 #ifndef SOLDER_TESTS_GEMMGROUPGRAPH_H
@@ -104,36 +104,59 @@ inline std::string gemmGroupGraph(const std::string &T, int64_t Lead, int64_t M,
   return G;
 }
 
-/// A case of the wgmma loop: the group, and the tile ({0, 0, 0}: the one
-/// chooseWgmmaTile picks). One and several steps of K, K not a multiple
-/// of 64, M and N edges, one to four warpgroups (three: copies not a
-/// multiple of the threads), B as [K, N] (N-major) and as [N, K] (Gemm
-/// transB, any multiple of 8 columns), LayerNorm and RMS norm over
-/// clusters of 1 to 8 blocks.
-struct WgmmaCase {
+/// A forced variant of the generated GEMM: the group, and the main loop.
+/// The wgmma loop with a tile ({0, 0, 0}: the one chooseWgmmaTile picks):
+/// one and several steps of K, K not a multiple of 64, M and N edges, one
+/// to four warpgroups (three: copies not a multiple of the threads), B as
+/// [K, N] (N-major) and as [N, K] (Gemm transB, any multiple of 8
+/// columns), LayerNorm and RMS norm over clusters of 1 to 8 blocks. The
+/// mma.sync loop with K split over a cluster of 2 to 8 blocks: K a
+/// multiple of the split and not, splits left with no step of K (K = 256
+/// over 8), M and N edges, B either way, batched A.
+struct GemmVariantCase {
   int64_t Lead, M, N, K;
   const char *Epi;
   bool TransB;
-  codegen::WgmmaTile Tile;
+  codegen::GemmVariant V;
+  std::string name() const {
+    return V.Wgmma ? "wgmma tile " + std::to_string(V.Tile.BM) + "x" +
+                         std::to_string(V.Tile.BN)
+                   : "mma.sync, K split " + std::to_string(V.KSplit);
+  }
 };
 
-inline const std::vector<WgmmaCase> &wgmmaCases() {
-  static const std::vector<WgmmaCase> Cases = {
-      {0, 128, 128, 64, "bias", false, {64, 64, 4}},
-      {0, 200, 320, 200, "gelu", false, {128, 128, 4}},
-      {0, 200, 320, 200, "gelu", false, {192, 128, 5}},
-      {1, 128, 768, 768, "ln", false, {0, 0, 0}},
-      {0, 512, 768, 3072, "ln", false, {128, 192, 5}},
-      {0, 512, 768, 768, "ln", false, {64, 128, 6}},
-      {0, 33, 1000, 64, "ln", false, {0, 0, 0}},
-      {0, 256, 2304, 768, "bias", false, {128, 256, 4}},
-      {0, 256, 3072, 768, "gelu", false, {256, 128, 4}},
-      {0, 600, 384, 96, "bias", false, {0, 0, 0}},
-      {2, 7, 256, 64, "rms", false, {0, 0, 0}},
-      {0, 1, 64, 8, "bias", false, {0, 0, 0}},
-      {0, 64, 96, 72, "gelu", true, {64, 96, 4}},
-      {0, 100, 512, 136, "ln", true, {0, 0, 0}},
-      {0, 300, 136, 64, "rms", true, {192, 64, 5}},
+inline const std::vector<GemmVariantCase> &gemmVariantCases() {
+  auto W = [](int BM, int BN, int Stages) {
+    codegen::GemmVariant V;
+    V.Wgmma = true;
+    V.Tile = {BM, BN, Stages};
+    return V;
+  };
+  auto Split = [](int KSplit) {
+    codegen::GemmVariant V;
+    V.KSplit = KSplit;
+    return V;
+  };
+  static const std::vector<GemmVariantCase> Cases = {
+      {0, 128, 128, 64, "bias", false, W(64, 64, 4)},
+      {0, 200, 320, 200, "gelu", false, W(128, 128, 4)},
+      {0, 200, 320, 200, "gelu", false, W(192, 128, 5)},
+      {1, 128, 768, 768, "ln", false, W(0, 0, 0)},
+      {0, 512, 768, 3072, "ln", false, W(128, 192, 5)},
+      {0, 512, 768, 768, "ln", false, W(64, 128, 6)},
+      {0, 33, 1000, 64, "ln", false, W(0, 0, 0)},
+      {0, 256, 2304, 768, "bias", false, W(128, 256, 4)},
+      {0, 256, 3072, 768, "gelu", false, W(256, 128, 4)},
+      {0, 600, 384, 96, "bias", false, W(0, 0, 0)},
+      {2, 7, 256, 64, "rms", false, W(0, 0, 0)},
+      {0, 1, 64, 8, "bias", false, W(0, 0, 0)},
+      {0, 64, 96, 72, "gelu", true, W(64, 96, 4)},
+      {0, 100, 512, 136, "ln", true, W(0, 0, 0)},
+      {0, 300, 136, 64, "rms", true, W(192, 64, 5)},
+      {0, 64, 256, 1024, "bias", false, Split(4)},
+      {0, 50, 200, 520, "gelu", false, Split(2)},
+      {0, 33, 128, 256, "gelu", true, Split(8)},
+      {2, 20, 192, 512, "gelu", false, Split(0)},
   };
   return Cases;
 }

@@ -7,7 +7,7 @@
 // by default, the wgmma loop (sm_90a) where a test forces it (GemmVariant;
 // not taken by default until it has run on a GPU). Numbers are checked on
 // the GPU (GpuRuntimeTest.GeneratedGemmMatchesReference,
-// GpuRuntimeTest.WgmmaGemmVariantsMatchReference). Negative twins: groups
+// GpuRuntimeTest.GemmVariantsMatchReference). Negative twins: groups
 // the generated kernel refuses, with the reason; the loop a group does not
 // take.
 //
@@ -183,6 +183,29 @@ TEST(GeneratedGemm, DefaultLoopIsTheOneMeasuredFaster) {
     EXPECT_EQ(has(K.Source, "solder_wgmma("), M == 4096) << M;
     EXPECT_EQ(has(K.Source, ArchSpecificMarker), M == 4096) << M;
   }
+}
+
+TEST(GeneratedGemm, FewTilesSplitKOverACluster) {
+  // 64 x 128 x 2048: 8 tiles of 16 x 64 leave the GPU idle, so K (32
+  // steps of 64) is split over a cluster of 2 blocks along z (16 steps
+  // each), whose block 0 adds the partial sums and runs the epilogue.
+  // Negative twin: sm_80 has no clusters, so the same group runs unsplit
+  // there.
+  auto G = pipelined("f16", 64, 128, 2048, "",
+                     "  %y = Relu(%mb) : f16[64,128] @\"relu\"\n");
+  ASSERT_TRUE(G);
+  const Node *Group = contractionGroup(*G);
+  ASSERT_TRUE(Group);
+  GeneratedKernel K = gemmKernel(*G, *Group);
+  EXPECT_TRUE(has(K.Summary, "K split over a cluster of 2")) << K.Summary;
+  EXPECT_TRUE(has(K.Source, "__cluster_dims__(1, 1, 2)"));
+  EXPECT_TRUE(has(K.Source, "solder_ld_cluster(&red["));
+  EXPECT_EQ(K.Grid[2], 2u);
+  EXPECT_FALSE(has(K.Source, "solder_wgmma("));
+  GeneratedKernel Old = gemmKernel(*G, *Group, 80);
+  EXPECT_FALSE(has(Old.Summary, "K split")) << Old.Summary;
+  EXPECT_FALSE(has(Old.Source, "__cluster_dims__"));
+  EXPECT_EQ(Old.Grid[2], 1u);
 }
 
 TEST(GeneratedGemm, WgmmaLayerNormGroupIsOneClusterKernel) {

@@ -602,20 +602,20 @@ TEST(EmulatedPlan, GeneratedGemmsWithClusterLayerNorm) {
   expectAllMatch(Bert, 10);
 }
 
-// The wgmma loop of the generated GEMM (codegen/WgmmaGemm.cpp), forced as
-// GpuRuntimeTest.WgmmaGemmVariantsMatchReference forces it, each kernel
-// run alone on the group's operands (outputs poisoned first) against the
-// reference: every case of tests/GemmGroupGraph.h, f16 and bf16. It has
-// not run on a GPU yet; this checks its tiles, pipeline, descriptors and
-// epilogue against the PTX manual's layouts as the shim reads them.
-TEST(EmulatedKernel, WgmmaGemmVariantsMatchReference) {
+// Forced loops of the generated GEMM (the wgmma loop with its tiles, the
+// mma.sync loop with K split over a cluster), as
+// GpuRuntimeTest.GemmVariantsMatchReference forces them, each kernel run
+// alone on the group's operands (outputs poisoned first) against the
+// reference: every case of tests/GemmGroupGraph.h, f16 and bf16. The
+// wgmma cases also pass on an H100; here they check the shim's reading of
+// the PTX manual's layouts as much as the kernels.
+TEST(EmulatedKernel, GemmVariantsMatchReference) {
   SKIP_WITHOUT_EMULATOR();
-  for (const test::WgmmaCase &C : test::wgmmaCases())
+  for (const test::GemmVariantCase &C : test::gemmVariantCases())
     for (const char *T : {"f16", "bf16"}) {
       std::string Text =
           test::gemmGroupGraph(T, C.Lead, C.M, C.N, C.K, C.Epi, C.TransB);
-      SCOPED_TRACE("tile " + std::to_string(C.Tile.BM) + "x" +
-                   std::to_string(C.Tile.BN) + " " + T + "\n" + Text);
+      SCOPED_TRACE(C.name() + " " + T + "\n" + Text);
       auto G = parseGraph(Text);
       ASSERT_TRUE(bool(G)) << llvm::toString(G.takeError());
       std::vector<Tensor> In;
@@ -639,10 +639,7 @@ TEST(EmulatedKernel, WgmmaGemmVariantsMatchReference) {
       CodegenOptions O;
       O.SmVersion = 90;
       KernelNamer Names(**Copy);
-      codegen::GemmVariant V;
-      V.Wgmma = true;
-      V.Tile = C.Tile;
-      auto K = codegen::emitGeneratedGemmVariant(*Group, O, Names, &V);
+      auto K = codegen::emitGeneratedGemmVariant(*Group, O, Names, &C.V);
       ASSERT_TRUE(bool(K)) << llvm::toString(K.takeError());
       auto Kernels =
           emu::compileKernels({{K->Name, K->Source}}, emulatorCacheDir());

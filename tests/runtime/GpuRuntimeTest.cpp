@@ -444,7 +444,7 @@ TEST(GpuRuntimeTest, GeneratedGemmMatchesReference) {
   // rows are 16-byte aligned) and planned for sm_80 (the mma.sync loop;
   // the plan's kernels are recompiled for this GPU when loaded), where
   // sm_80 has a generated kernel for the group (codegen::wgmmaPreferred
-  // picks the loop on sm_90 per shape; WgmmaGemmVariantsMatchReference
+  // picks the loop on sm_90 per shape; GemmVariantsMatchReference
   // forces wgmma for every case). Each plan must run the
   // group as the generated kernel (one launch), not fall back to the
   // library.
@@ -499,17 +499,14 @@ TEST(GpuRuntimeTest, GeneratedGemmMatchesReference) {
       }
 }
 
-TEST(GpuRuntimeTest, WgmmaGemmVariantsMatchReference) {
-  // The wgmma loop of the generated GEMM (codegen/WgmmaGemm.cpp), forced
-  // (it is not taken by default until this passes), chosen and explicit
-  // tiles, launched on its own on the group's operands (the output
-  // poisoned with NaN first) and checked against the reference executor:
-  // one and several steps of K, K not a multiple of 64, M and N edges, one
-  // to four warpgroups (three: copies not a multiple of the threads), B
-  // as [K, N] (N-major) and as [N, K] (Gemm transB, any multiple of 8
-  // columns), LayerNorm and RMS norm over clusters of 1 to 8 blocks,
-  // f16 and bf16. The weights repeat every 24 rows of K, so reading the
-  // wrong 16 rows of B fails.
+TEST(GpuRuntimeTest, GemmVariantsMatchReference) {
+  // Forced loops of the generated GEMM, each launched on its own on the
+  // group's operands (the output poisoned with NaN first) and checked
+  // against the reference executor, f16 and bf16: the wgmma loop
+  // (codegen/WgmmaGemm.cpp) with chosen and explicit tiles, and the
+  // mma.sync loop with K split over a cluster (tests/GemmGroupGraph.h
+  // lists the cases). The weights repeat every 24 rows of K, so reading
+  // the wrong 16 rows of B fails.
   SKIP_WITHOUT_GPU();
   llvm::Expected<std::string> DevArch = currentDeviceArch();
   ASSERT_TRUE(bool(DevArch)) << llvm::toString(DevArch.takeError());
@@ -517,12 +514,11 @@ TEST(GpuRuntimeTest, WgmmaGemmVariantsMatchReference) {
     GTEST_SKIP() << "wgmma needs sm_90; this GPU is " << *DevArch;
   llvm::Expected<int> Dev = requireDevice();
   ASSERT_TRUE(bool(Dev)) << llvm::toString(Dev.takeError());
-  for (const test::WgmmaCase &C : test::wgmmaCases())
+  for (const test::GemmVariantCase &C : test::gemmVariantCases())
     for (const char *T : {"f16", "bf16"}) {
       std::string Text =
           test::gemmGroupGraph(T, C.Lead, C.M, C.N, C.K, C.Epi, C.TransB);
-      SCOPED_TRACE("tile " + std::to_string(C.Tile.BM) + "x" +
-                   std::to_string(C.Tile.BN) + "\n" + Text);
+      SCOPED_TRACE(C.name() + "\n" + Text);
       auto G = parseOrFail(Text);
       ASSERT_TRUE(G);
       std::vector<Tensor> In = randomInputs(*G, 21);
@@ -543,10 +539,7 @@ TEST(GpuRuntimeTest, WgmmaGemmVariantsMatchReference) {
       CodegenOptions O;
       O.SmVersion = 90;
       KernelNamer Names(*Copy);
-      codegen::GemmVariant V;
-      V.Wgmma = true;
-      V.Tile = C.Tile;
-      auto K = codegen::emitGeneratedGemmVariant(*Group, O, Names, &V);
+      auto K = codegen::emitGeneratedGemmVariant(*Group, O, Names, &C.V);
       ASSERT_TRUE(bool(K)) << llvm::toString(K.takeError());
       NvrtcOptions NO;
       NO.Arch = "sm_90";
