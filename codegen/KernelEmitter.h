@@ -49,7 +49,8 @@ struct CodegenOptions {
   /// (GemmEmitter.cpp) instead of a library call plus a rest kernel.
   std::set<int64_t> GeneratedGemmGroups;
   /// Those GEMMs run the wgmma main loop wherever it applies
-  /// (`--gemm-kernels wgmma`), whatever WgmmaByDefault says.
+  /// (`--gemm-kernels wgmma`), not only where wgmmaPreferred measured it
+  /// faster.
   bool PreferWgmma = false;
 };
 
