@@ -33,6 +33,7 @@
 #include "ir/FusedGroup.h"
 #include "ir/Parser.h"
 #include "passes/Pipeline.h"
+#include "llvm/Support/FileSystem.h"
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -165,8 +166,9 @@ static std::string variantName(const GemmVariant &V) {
                     : "mma.sync auto";
   if (!V.Tile.BM)
     return "wgmma auto";
-  return "wgmma " + std::to_string(V.Tile.BM) + "x" +
-         std::to_string(V.Tile.BN) + " s" + std::to_string(V.Tile.Stages);
+  return std::string(V.Specialized ? "wgmma-ws " : "wgmma ") +
+         std::to_string(V.Tile.BM) + "x" + std::to_string(V.Tile.BN) + " s" +
+         std::to_string(V.Tile.Stages);
 }
 
 int main(int argc, char **argv) {
@@ -194,6 +196,13 @@ int main(int argc, char **argv) {
   };
   GemmVariant Mma, Auto;
   Auto.Wgmma = true;
+  auto Ws = [](int BM, int BN, int S) {
+    GemmVariant V;
+    V.Wgmma = true;
+    V.Specialized = true;
+    V.Tile = {BM, BN, S};
+    return V;
+  };
   auto Split = [](int KSplit) {
     GemmVariant V;
     V.KSplit = KSplit;
@@ -207,11 +216,27 @@ int main(int argc, char **argv) {
                                   W(128, 256, 4),
                                   W(256, 128, 4),
                                   W(192, 128, 4),
-                                  W(128, 128, 4)};
-  std::vector<GemmVariant> Small = {
-      Mma,           Split(1),      Split(2),       Split(4),
-      Split(8),      Auto,          W(64, 64, 6),   W(64, 128, 6),
-      W(128, 64, 6), W(64, 192, 6), W(128, 128, 6), W(64, 256, 4)};
+                                  W(128, 128, 4),
+                                  Ws(128, 128, 6),
+                                  Ws(128, 192, 5),
+                                  Ws(128, 128, 4),
+                                  Ws(64, 192, 6),
+                                  Ws(64, 128, 6)};
+  std::vector<GemmVariant> Small = {Mma,
+                                    Split(1),
+                                    Split(2),
+                                    Split(4),
+                                    Split(8),
+                                    Auto,
+                                    W(64, 64, 6),
+                                    W(64, 128, 6),
+                                    W(128, 64, 6),
+                                    W(64, 192, 6),
+                                    W(128, 128, 6),
+                                    W(64, 256, 4),
+                                    Ws(128, 64, 6),
+                                    Ws(64, 64, 6),
+                                    Ws(64, 128, 6)};
   std::vector<GemmVariant> LnBig = {Mma,
                                     Auto,
                                     W(128, 128, 6),
@@ -228,7 +253,12 @@ int main(int argc, char **argv) {
       // Layout checks first: small, odd edges.
       {"gemm", 128, 128, 64, {Auto, W(64, 64, 4)}},
       {"gemmT", 128, 128, 64, {Auto, W(64, 64, 4)}},
-      {"gemm", 200, 320, 200, {Auto, W(128, 128, 4), W(192, 128, 5)}, true},
+      {"gemm",
+       200,
+       320,
+       200,
+       {Auto, W(128, 128, 4), W(192, 128, 5), Ws(128, 128, 4)},
+       true},
       {"gemmT", 200, 104, 200, {Auto, W(64, 104, 4), W(128, 128, 4)}},
       {"ln", 200, 1000, 136, {Auto, W(128, 128, 4), W(64, 256, 4)}},
   };
@@ -326,6 +356,11 @@ int main(int argc, char **argv) {
   std::fprintf(stderr, "compiled %u, cached %u in %.1f s\n", Stats.Compiled,
                Stats.Cached, Stats.Seconds);
   if (!Dump.empty()) {
+    if (std::error_code EC = llvm::sys::fs::create_directories(Dump)) {
+      std::fprintf(stderr, "--dump %s: %s\n", Dump.c_str(),
+                   EC.message().c_str());
+      return 2;
+    }
     int Idx = 0;
     size_t Cu = 1;
     for (const Item &It : Items)
@@ -333,12 +368,20 @@ int main(int argc, char **argv) {
         {
           std::string CPath = Dump + "/k" + std::to_string(Idx) + ".cubin";
           FILE *F = std::fopen(CPath.c_str(), "wb");
+          if (!F) {
+            std::fprintf(stderr, "cannot write %s\n", CPath.c_str());
+            return 2;
+          }
           const std::string &Cb = (*Cubins)[Cu++];
           std::fwrite(Cb.data(), 1, Cb.size(), F);
           std::fclose(F);
         }
         std::string Path = Dump + "/k" + std::to_string(Idx++) + ".cu";
         FILE *F = std::fopen(Path.c_str(), "w");
+        if (!F) {
+          std::fprintf(stderr, "cannot write %s\n", Path.c_str());
+          return 2;
+        }
         std::fputs(It.K.Source.c_str(), F);
         std::fclose(F);
         std::printf("%s: %s %s\n", Path.c_str(), variantName(It.V).c_str(),

@@ -491,6 +491,11 @@ codegen::emitGeneratedGemmVariant(const Node &Group, const CodegenOptions &Opts,
     return groupError(Group, nullptr,
                       "no wgmma GEMM: it needs sm_90 and K (and N for B as "
                       "[K, N]) a multiple of 8");
+  const bool Specialized = Force && Force->Specialized;
+  if (Specialized && (!Wgmma || S.Norm))
+    return groupError(Group, nullptr,
+                      "no warp-specialized GEMM: it needs the wgmma loop and "
+                      "an epilogue without row normalization");
 
   // The main loop's tile and shared memory.
   Tile T{};
@@ -505,7 +510,8 @@ codegen::emitGeneratedGemmVariant(const Node &Group, const CodegenOptions &Opts,
                                 : chooseWgmmaTile(S.M, S.N, S.K, S.Norm);
     if (W.BM % 64 || W.BM < 64 || W.BM > 256 || W.BN % 8 || W.BN < 8 ||
         W.BN > 256 || (!TransB && W.BN % 64) || W.Stages < 3 ||
-        wgmmaSharedBytes(W) > 220 * 1024 ||
+        wgmmaSharedBytes(W, Specialized) > 220 * 1024 ||
+        (Specialized && (W.BN > 192 || W.BM > 128)) ||
         (S.Norm && (S.N + W.BN - 1) / W.BN > MaxCluster))
       return groupError(Group, nullptr,
                         "no wgmma GEMM with tile " + std::to_string(W.BM) +
@@ -513,7 +519,7 @@ codegen::emitGeneratedGemmVariant(const Node &Group, const CodegenOptions &Opts,
                             std::to_string(W.Stages) + " stages");
     // The epilogue's view: one warp row per warp, one warp column.
     T = {W.BM, W.BN, W.BM / 16, 1};
-    SharedBytes = wgmmaSharedBytes(W);
+    SharedBytes = wgmmaSharedBytes(W, Specialized);
     BK = 64;
     Stages = W.Stages;
   } else {
@@ -552,7 +558,8 @@ codegen::emitGeneratedGemmVariant(const Node &Group, const CodegenOptions &Opts,
                           " blocks: a cluster holds 1 to 8");
   if (KSplit > 1)
     SharedBytes = std::max<unsigned>(SharedBytes, unsigned(T.BM * T.BN * 4));
-  const unsigned Threads = unsigned(T.WM * T.WN * 32);
+  // The specialized loop's producer warpgroup comes on top.
+  const unsigned Threads = unsigned(T.WM * T.WN * 32) + (Specialized ? 128 : 0);
 
   // Members after the anchor, in body order; results split by whether the
   // normalization comes before them.
@@ -606,8 +613,10 @@ codegen::emitGeneratedGemmVariant(const Node &Group, const CodegenOptions &Opts,
                       "x" + std::to_string(T.BN) + "x" + std::to_string(BK) +
                       " " + std::to_string(Stages) + " stages";
   std::string Desc =
-      (Wgmma ? "tensor-core GEMM (wgmma) " : "tensor-core GEMM ") + Shape +
-      (Cluster > 1 ? ", cluster of " + std::to_string(Cluster) : "") +
+      (Specialized ? "tensor-core GEMM (wgmma, warp-specialized) "
+       : Wgmma     ? "tensor-core GEMM (wgmma) "
+                   : "tensor-core GEMM ") +
+      Shape + (Cluster > 1 ? ", cluster of " + std::to_string(Cluster) : "") +
       (KSplit > 1 ? ", K split over a cluster of " + std::to_string(KSplit)
                   : "") +
       (S.Norm ? ", " + S.Norm->opName().str() + " epilogue" : "") +
@@ -625,13 +634,16 @@ codegen::emitGeneratedGemmVariant(const Node &Group, const CodegenOptions &Opts,
   P.declare("solder_mma", mmaHelpers(S.T));
   if (Wgmma)
     P.declare("solder_wgmma", wgmmaHelpers(S.T, W.BN, !TransB));
+  if (Specialized)
+    P.declare("solder_mbar", mbarrierHelpers());
   if (Cluster > 1 || KSplit > 1)
     P.declare("solder_cluster", clusterHelpers());
 
   std::string Tn = P.storageType(S.T);
   std::string Loop;
   if (Wgmma) {
-    Loop = wgmmaMainLoop(W, TransB, S.M, S.N, S.K, Tn, AParam, BParam);
+    Loop = wgmmaMainLoop(W, TransB, S.M, S.N, S.K, Tn, AParam, BParam,
+                         Specialized);
   } else {
     std::string Zero =
         S.T == DType::F16 ? "__float2half(0.f)" : "__float2bfloat16(0.f)";

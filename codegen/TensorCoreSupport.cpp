@@ -122,7 +122,31 @@ __device__ __forceinline__ void solder_fence_async_smem() {
 }
 )";
 
+// Shared-memory barriers (sm_90) for a producer warpgroup handing stages
+// to consumers: init (then the init fence), a plain arrive, and a wait
+// for the phase of the given parity (braces keep each copy's labels
+// local). A wait for parity 1 on a fresh barrier returns at once: its
+// "previous" phase counts as complete, so a ring of free stages needs no
+// first release.
+const char *const MbarrierHelperText =
+    R"(__device__ __forceinline__ void solder_mbar_init(unsigned bar, unsigned count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
+}
+__device__ __forceinline__ void solder_fence_mbar_init() {
+  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+}
+__device__ __forceinline__ void solder_mbar_arrive(unsigned bar) {
+  asm volatile("{\n.reg .b64 st;\nmbarrier.arrive.shared::cta.b64 st, [%0];\n}" ::"r"(bar) : "memory");
+}
+__device__ __forceinline__ void solder_mbar_wait(unsigned bar, unsigned parity) {
+  asm volatile("{\n.reg .pred p;\nWAIT:\n"
+               "mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
+               "@!p bra WAIT;\n}" ::"r"(bar), "r"(parity) : "memory");
+})";
+
 } // namespace
+
+std::string mbarrierHelpers() { return MbarrierHelperText; }
 
 bool needsArchSpecificTarget(llvm::StringRef Source) {
   return Source.contains(ArchSpecificMarker);

@@ -36,6 +36,11 @@ bool needsArchSpecificTarget(llvm::StringRef Source);
 /// and the generic-to-async proxy fence. Uses mmaHelpers' solder_smem.
 std::string wgmmaHelpers(DType T, int N, bool TransposeB);
 
+/// Shared-memory barrier helpers (mbarrier, sm_90): solder_mbar_init,
+/// solder_fence_mbar_init, solder_mbar_arrive and solder_mbar_wait (by
+/// phase parity), on 32-bit shared addresses.
+std::string mbarrierHelpers();
+
 } // namespace codegen
 } // namespace solder
 

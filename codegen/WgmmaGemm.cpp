@@ -55,6 +55,34 @@ constexpr int64_t SmCount = 132;
 constexpr int64_t StageBudget = 216 * 1024;
 constexpr int MaxStages = 6;
 
+// Both loops' step of K: 4 wgmmas on stage rs, one commit group.
+const char *const IssueStep =
+    R"(  solder_wgmma_fence();
+#pragma unroll
+  for (int kk = 0; kk < BK / 16; ++kk)
+    solder_wgmma(acc[0], da0 + (unsigned)((rs * A_STAGE + kk * 32) >> 4),
+                 db0 + (unsigned)((rs * B_STAGE + kk * $BKSTEP) >> 4));
+  solder_wgmma_commit();)";
+
+// Both loops' copies: A's chunks, then B's ($SETUP_B, $COPY_B), by NTH
+// threads numbered tid.
+const char *const LoadStage =
+    R"(const int a_r = tid >> 3, a_c = tid & 7;
+const $T *const a_src = Ag + (m0 + a_r) * K + a_c * 8;
+const unsigned a_dst = as_u + a_r * 128 + ((a_c ^ (a_r & 7)) << 4);
+$SETUP_B
+auto load_stage = [&](int s, int kt) {
+  const int k0 = kt * BK;
+  const bool a_kok = k0 + a_c * 8 < K;
+#pragma unroll
+  for (int i = 0; i < CA; ++i) {
+    const bool ok = a_kok && m0 + a_r + i * (NTH / 8) < M;
+    solder_cp16_u(a_dst + s * A_STAGE + i * (NTH * 16),
+                  ok ? a_src + (long long)i * (NTH / 8) * K + k0 : Ag, ok);
+  }
+$COPY_B
+};)";
+
 const char *const WgmmaLoop =
     R"(constexpr int BM = $BM, BN = $BN, BK = 64, STAGES = $STAGES, NWG = BM / 64;
 constexpr int NTH = NWG * 128, WM = NWG * 4, WN = 1, TM = 16, TN = BN, MT = 1, NT = BN / 8;
@@ -75,21 +103,7 @@ const $T *const Ag = $APARAM;
 const $T *const Bg = $BPARAM;
 // A: this thread's chunk i is row a_r + i * (NTH / 8), 16-byte column a_c
 // (rows NTH / 8 apart share the swizzle phase).
-const int a_r = tid >> 3, a_c = tid & 7;
-const $T *const a_src = Ag + (m0 + a_r) * K + a_c * 8;
-const unsigned a_dst = as_u + a_r * 128 + ((a_c ^ (a_r & 7)) << 4);
-$SETUP_B
-auto load_stage = [&](int s, int kt) {
-  const int k0 = kt * BK;
-  const bool a_kok = k0 + a_c * 8 < K;
-#pragma unroll
-  for (int i = 0; i < CA; ++i) {
-    const bool ok = a_kok && m0 + a_r + i * (NTH / 8) < M;
-    solder_cp16_u(a_dst + s * A_STAGE + i * (NTH * 16),
-                  ok ? a_src + (long long)i * (NTH / 8) * K + k0 : Ag, ok);
-  }
-$COPY_B
-};
+$LOAD_STAGE
 float acc[MT][NT][4];
 #pragma unroll
 for (int nt = 0; nt < NT; ++nt)
@@ -112,17 +126,97 @@ for (int kt = 0; kt < KT; ++kt) {
   if (kt + STAGES - 2 < KT) load_stage(ws, kt + STAGES - 2);
   solder_cp_commit();
   ws = ws == STAGES - 1 ? 0 : ws + 1;
-  solder_wgmma_fence();
-#pragma unroll
-  for (int kk = 0; kk < BK / 16; ++kk)
-    solder_wgmma(acc[0], da0 + (unsigned)((rs * A_STAGE + kk * 32) >> 4),
-                 db0 + (unsigned)((rs * B_STAGE + kk * $BKSTEP) >> 4));
-  solder_wgmma_commit();
+$ISSUE_STEP
   solder_wgmma_wait<1>();
   rs = rs == STAGES - 1 ? 0 : rs + 1;
 }
 solder_wgmma_wait<0>();
 solder_cp_wait0();)";
+
+// The warp-specialized variant: BM / 64 consumer warpgroups multiply, one
+// more (the last) only copies. Stage s is handed over through two
+// shared-memory barriers: full[s] (the producers' 128 threads arrive once
+// their copies of it landed and were fenced into the async proxy) and
+// empty[s] (every consumer thread arrives once the wgmmas that read it
+// completed). The producers keep LAG copy groups in flight; consumers
+// keep one wgmma group in flight. No block-wide barrier after the start,
+// so copying and multiplying overlap without lockstep. The producers
+// leave before the epilogue, which therefore must have no block barrier
+// (no row normalization).
+const char *const WgmmaLoopWs =
+    R"(constexpr int BM = $BM, BN = $BN, BK = 64, STAGES = $STAGES, NWG = BM / 64, LAG = 2;
+constexpr int NTH = NWG * 128, WM = NWG * 4, WN = 1, TM = 16, TN = BN, MT = 1, NT = BN / 8;
+constexpr int A_STAGE = BM * 128, B_STAGE = $BSTAGE;
+static_assert(WM * WN * 32 == NTH && BM % 16 == 0, "tile");
+constexpr long long M = $M;
+constexpr int N = $N, K = $K, KT = (K + BK - 1) / BK;
+extern __shared__ __align__(128) unsigned char solder_dyn_smem[];
+// Stages on a 1024-byte boundary (the swizzle atom), A's then B's, then
+// full[STAGES] and empty[STAGES] barriers.
+const unsigned as_u = (solder_smem(solder_dyn_smem) + 1023u) & ~1023u;
+const unsigned bs_u = as_u + STAGES * A_STAGE;
+const unsigned full_u = bs_u + STAGES * B_STAGE, empty_u = full_u + STAGES * 8;
+const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+const int wm = warp, wn = 0, g = lane >> 2, tq = lane & 3;
+const long long m0 = (long long)blockIdx.x * BM;
+const int n0 = blockIdx.y * BN;
+const $T *const Ag = $APARAM;
+const $T *const Bg = $BPARAM;
+if (tid == 0) {
+  for (int s = 0; s < STAGES; ++s) {
+    solder_mbar_init(full_u + 8 * s, 128);
+    solder_mbar_init(empty_u + 8 * s, NTH);
+  }
+  solder_fence_mbar_init();
+}
+__syncthreads();
+if (tid >= NTH) {
+  // The producer warpgroup: the copies of the other loop with 128 threads.
+  constexpr int NTH = 128, CA = BM * 8 / NTH, CB = (BN * 8 + NTH - 1) / NTH;
+  const int tid = threadIdx.x - NWG * 128;
+$LOAD_STAGE
+  int s = 0;
+  unsigned ph = 0;
+  for (int kt = 0; kt < KT; ++kt) {
+    solder_mbar_wait(empty_u + 8 * s, ph ^ 1);
+    load_stage(s, kt);
+    solder_cp_commit();
+    if (kt >= LAG) {
+      // The stage of step kt - LAG has landed: publish it.
+      solder_cp_wait<LAG>();
+      solder_fence_async_smem();
+      solder_mbar_arrive(full_u + 8 * ((kt - LAG) % STAGES));
+    }
+    s = s + 1 == STAGES ? 0 : s + 1;
+    ph ^= s == 0;
+  }
+  solder_cp_wait0();
+  solder_fence_async_smem();
+  for (int kt = KT > LAG ? KT - LAG : 0; kt < KT; ++kt)
+    solder_mbar_arrive(full_u + 8 * (kt % STAGES));
+  return;
+}
+float acc[MT][NT][4];
+#pragma unroll
+for (int nt = 0; nt < NT; ++nt)
+  acc[0][nt][0] = acc[0][nt][1] = acc[0][nt][2] = acc[0][nt][3] = 0.f;
+// Warpgroup warp / 4 reads rows 64 * (warp / 4).. of A's stage.
+const unsigned long long da0 = solder_wgmma_desc(as_u + (warp >> 2) * (64 * 128), 16, 1024);
+const unsigned long long db0 = solder_wgmma_desc(bs_u, $BLBO, 1024);
+int rs = 0, prev = -1;
+unsigned ph = 0;
+for (int kt = 0; kt < KT; ++kt) {
+  solder_mbar_wait(full_u + 8 * rs, ph);
+$ISSUE_STEP
+  // Step kt - 1's wgmmas are done: its stage may be refilled.
+  solder_wgmma_wait<1>();
+  if (prev >= 0)
+    solder_mbar_arrive(empty_u + 8 * prev);
+  prev = rs;
+  rs = rs + 1 == STAGES ? 0 : rs + 1;
+  ph ^= rs == 0;
+}
+solder_wgmma_wait<0>();)";
 
 // B as [K, N] (N-major): chunk x = tid + i * NTH of a stage is k-row
 // x / (BN / 8), 16-byte column cc = x % (BN / 8), stored in 64-column block
@@ -244,18 +338,22 @@ bool wgmmaPreferred(int64_t M, int64_t N, int64_t K, bool Norm) {
   return ceilDiv(M, T.BM) * ceilDiv(N, T.BN) >= 24;
 }
 
-unsigned wgmmaSharedBytes(const WgmmaTile &T) {
-  return unsigned(int64_t(T.Stages) * (T.BM + T.BN) * 128 + 1024);
+unsigned wgmmaSharedBytes(const WgmmaTile &T, bool Specialized) {
+  return unsigned(int64_t(T.Stages) * (T.BM + T.BN) * 128 + 1024 +
+                  (Specialized ? 16 * T.Stages : 0));
 }
 
 std::string wgmmaMainLoop(const WgmmaTile &T, bool TransB, int64_t M, int64_t N,
                           int64_t K, const std::string &ElemType,
-                          const std::string &APtr, const std::string &BPtr) {
+                          const std::string &APtr, const std::string &BPtr,
+                          bool Specialized) {
   // N-major B is stored in whole 64-column blocks.
   int64_t BStage = TransB ? int64_t(T.BN) * 128 : ceilDiv(T.BN, 64) * 8192;
   std::string Loop =
-      substitute(WgmmaLoop, {{"SETUP_B", TransB ? SetupBNK : SetupBKN},
-                             {"COPY_B", TransB ? CopyBNK : CopyBKN}});
+      substitute(Specialized ? WgmmaLoopWs : WgmmaLoop,
+                 {{"LOAD_STAGE", LoadStage}, {"ISSUE_STEP", IssueStep}});
+  Loop = substitute(std::move(Loop), {{"SETUP_B", TransB ? SetupBNK : SetupBKN},
+                                      {"COPY_B", TransB ? CopyBNK : CopyBKN}});
   return substitute(std::move(Loop),
                     {{"BM", std::to_string(T.BM)},
                      {"BN", std::to_string(T.BN)},

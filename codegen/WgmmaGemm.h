@@ -47,8 +47,9 @@ WgmmaTile chooseWgmmaTile(int64_t M, int64_t N, int64_t K, bool Norm);
 bool wgmmaPreferred(int64_t M, int64_t N, int64_t K, bool Norm);
 
 /// Dynamic shared memory of the tile's kernel, in bytes (the stages, plus
-/// the slack that aligns them to 1024 bytes).
-unsigned wgmmaSharedBytes(const WgmmaTile &T);
+/// the slack that aligns them to 1024 bytes, plus the specialized loop's
+/// barriers).
+unsigned wgmmaSharedBytes(const WgmmaTile &T, bool Specialized = false);
 
 /// The main loop of the wgmma kernel for element type T ("__half"), with A
 /// at APtr ([M, K]) and B at BPtr ([K, N], or [N, K] when TransB). It
@@ -56,9 +57,12 @@ unsigned wgmmaSharedBytes(const WgmmaTile &T);
 /// WM, WN, TM, TN, MT, NT, M, N, K, tid, lane, warp, wm, wn, g, tq, m0, n0
 /// and `float acc[MT][NT][4]`, whose element [0][nt][h * 2 + e] is the
 /// product at row m0 + wm * TM + g + h * 8, column n0 + nt * 8 + tq * 2 + e.
+/// Specialized: the warp-specialized loop, launched with NTH + 128
+/// threads, whose last 128 (the producers) return before the epilogue.
 std::string wgmmaMainLoop(const WgmmaTile &T, bool TransB, int64_t M, int64_t N,
                           int64_t K, const std::string &ElemType,
-                          const std::string &APtr, const std::string &BPtr);
+                          const std::string &APtr, const std::string &BPtr,
+                          bool Specialized = false);
 
 /// Which main loop a generated GEMM uses, forced (tests, tile sweeps);
 /// BM = 0 lets the wgmma tile be chosen, KSplit = 0 the split of K.
@@ -67,6 +71,9 @@ struct GemmVariant {
   WgmmaTile Tile = {0, 0, 0};
   /// Blocks of the mma.sync loop's split-K cluster (0: chosen; 1: none).
   int KSplit = 0;
+  /// The wgmma loop with a producer warpgroup (WgmmaGemm.cpp; no row
+  /// normalization, tiles of at most 192 columns).
+  bool Specialized = false;
 };
 
 /// emitGeneratedGemm with the main loop forced (nullptr: chosen as

@@ -112,14 +112,18 @@ inline std::string gemmGroupGraph(const std::string &T, int64_t Lead, int64_t M,
 /// columns), LayerNorm and RMS norm over clusters of 1 to 8 blocks. The
 /// mma.sync loop with K split over a cluster of 2 to 8 blocks: K a
 /// multiple of the split and not, splits left with no step of K (K = 256
-/// over 8), M and N edges, B either way, batched A.
+/// over 8), M and N edges, B either way, batched A. The warp-specialized
+/// wgmma loop: one to many steps of K (fewer than the producers' lag of
+/// 2, K not a multiple of 64), edges, B either way, one and two consumer
+/// warpgroups.
 struct GemmVariantCase {
   int64_t Lead, M, N, K;
   const char *Epi;
   bool TransB;
   codegen::GemmVariant V;
   std::string name() const {
-    return V.Wgmma ? "wgmma tile " + std::to_string(V.Tile.BM) + "x" +
+    return V.Wgmma ? std::string(V.Specialized ? "warp-specialized " : "") +
+                         "wgmma tile " + std::to_string(V.Tile.BM) + "x" +
                          std::to_string(V.Tile.BN)
                    : "mma.sync, K split " + std::to_string(V.KSplit);
   }
@@ -129,6 +133,13 @@ inline const std::vector<GemmVariantCase> &gemmVariantCases() {
   auto W = [](int BM, int BN, int Stages) {
     codegen::GemmVariant V;
     V.Wgmma = true;
+    V.Tile = {BM, BN, Stages};
+    return V;
+  };
+  auto Ws = [](int BM, int BN, int Stages) {
+    codegen::GemmVariant V;
+    V.Wgmma = true;
+    V.Specialized = true;
     V.Tile = {BM, BN, Stages};
     return V;
   };
@@ -157,6 +168,12 @@ inline const std::vector<GemmVariantCase> &gemmVariantCases() {
       {0, 50, 200, 520, "gelu", false, Split(2)},
       {0, 33, 128, 256, "gelu", true, Split(8)},
       {2, 20, 192, 512, "gelu", false, Split(0)},
+      {0, 200, 320, 200, "gelu", false, Ws(128, 128, 4)},
+      {0, 256, 2304, 768, "bias", false, Ws(128, 192, 5)},
+      {0, 64, 96, 72, "gelu", true, Ws(64, 96, 4)},
+      {0, 600, 384, 96, "bias", false, Ws(128, 128, 4)},
+      {0, 1, 64, 8, "bias", false, Ws(64, 64, 4)},
+      {1, 130, 256, 1000, "gelu", false, Ws(64, 128, 6)},
   };
   return Cases;
 }

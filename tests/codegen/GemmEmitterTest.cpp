@@ -208,6 +208,48 @@ TEST(GeneratedGemm, FewTilesSplitKOverACluster) {
   EXPECT_EQ(Old.Grid[2], 1u);
 }
 
+TEST(GeneratedGemm, WarpSpecializedLoopAddsAProducerWarpgroup) {
+  // The forced warp-specialized wgmma loop: 2 consumer warpgroups for a
+  // 128-row tile plus one producer, full/empty barriers per stage after
+  // the stages. Negative twins: a row normalization (its epilogue's block
+  // barriers would wait for producers that have left) and the mma.sync
+  // loop are refused.
+  auto G = pipelined("f16", 256, 256, 256, "",
+                     "  %y = Relu(%mb) : f16[256,256] @\"relu\"\n");
+  ASSERT_TRUE(G);
+  const Node *Group = contractionGroup(*G);
+  ASSERT_TRUE(Group);
+  CodegenOptions O;
+  O.SmVersion = 90;
+  KernelNamer Names(*G);
+  GemmVariant V;
+  V.Wgmma = true;
+  V.Specialized = true;
+  V.Tile = {128, 128, 4};
+  auto K = emitGeneratedGemmVariant(*Group, O, Names, &V);
+  ASSERT_TRUE(bool(K)) << llvm::toString(K.takeError());
+  EXPECT_EQ(K->Block[0], 384u);
+  EXPECT_EQ(K->DynamicSharedBytes, wgmmaSharedBytes(V.Tile, true));
+  EXPECT_EQ(wgmmaSharedBytes(V.Tile, true), wgmmaSharedBytes(V.Tile) + 64);
+  EXPECT_TRUE(has(K->Source, "solder_mbar_wait(full_u"));
+  EXPECT_TRUE(has(K->Summary, "warp-specialized")) << K->Summary;
+  auto Cubins = compileKernels({*K}, solder::testing::testNvrtcOptions());
+  EXPECT_TRUE(bool(Cubins))
+      << (Cubins ? "" : llvm::toString(Cubins.takeError()));
+
+  auto Ln = pipelined("f16", 256, 768, 64, LayerNormInputs, LayerNormTail);
+  ASSERT_TRUE(Ln);
+  KernelNamer LnNames(*Ln);
+  auto Refused =
+      emitGeneratedGemmVariant(*contractionGroup(*Ln), O, LnNames, &V);
+  ASSERT_FALSE(bool(Refused));
+  EXPECT_TRUE(has(llvm::toString(Refused.takeError()), "row normalization"));
+  V.Wgmma = false;
+  auto Mma = emitGeneratedGemmVariant(*Group, O, Names, &V);
+  ASSERT_FALSE(bool(Mma));
+  EXPECT_TRUE(has(llvm::toString(Mma.takeError()), "needs the wgmma loop"));
+}
+
 TEST(GeneratedGemm, WgmmaLayerNormGroupIsOneClusterKernel) {
   // The same group through the wgmma loop: 768 columns in blocks of BN,
   // all of a row's blocks one cluster, the same cluster epilogue.

@@ -613,6 +613,10 @@ TEST(EmulatedKernel, GemmVariantsMatchReference) {
   SKIP_WITHOUT_EMULATOR();
   for (const test::GemmVariantCase &C : test::gemmVariantCases())
     for (const char *T : {"f16", "bf16"}) {
+      // The shim has no shared-memory barriers (mbarrier) yet; the
+      // warp-specialized loop is checked on the GPU only.
+      if (C.V.Specialized)
+        continue;
       std::string Text =
           test::gemmGroupGraph(T, C.Lead, C.M, C.N, C.K, C.Epi, C.TransB);
       SCOPED_TRACE(C.name() + " " + T + "\n" + Text);
