@@ -38,6 +38,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <cuda.h>
+#include <cudaTypedefs.h>
 #include <cuda_runtime.h>
 #include <map>
 #include <string>
@@ -166,7 +168,9 @@ static std::string variantName(const GemmVariant &V) {
                     : "mma.sync auto";
   if (!V.Tile.BM)
     return "wgmma auto";
-  return std::string(V.Specialized ? "wgmma-ws " : "wgmma ") +
+  return std::string(V.Tma           ? "wgmma-tma "
+                     : V.Specialized ? "wgmma-ws "
+                                     : "wgmma ") +
          std::to_string(V.Tile.BM) + "x" + std::to_string(V.Tile.BN) + " s" +
          std::to_string(V.Tile.Stages);
 }
@@ -203,6 +207,13 @@ int main(int argc, char **argv) {
     V.Tile = {BM, BN, S};
     return V;
   };
+  auto Tma = [](int BM, int BN, int S) {
+    GemmVariant V;
+    V.Wgmma = true;
+    V.Tma = true;
+    V.Tile = {BM, BN, S};
+    return V;
+  };
   auto Split = [](int KSplit) {
     GemmVariant V;
     V.KSplit = KSplit;
@@ -221,7 +232,10 @@ int main(int argc, char **argv) {
                                   Ws(128, 192, 5),
                                   Ws(128, 128, 4),
                                   Ws(64, 192, 6),
-                                  Ws(64, 128, 6)};
+                                  Ws(64, 128, 6),
+                                  Tma(128, 192, 5),
+                                  Tma(128, 128, 6),
+                                  Tma(64, 192, 6)};
   std::vector<GemmVariant> Small = {Mma,
                                     Split(1),
                                     Split(2),
@@ -236,7 +250,10 @@ int main(int argc, char **argv) {
                                     W(64, 256, 4),
                                     Ws(128, 64, 6),
                                     Ws(64, 64, 6),
-                                    Ws(64, 128, 6)};
+                                    Ws(64, 128, 6),
+                                    Tma(128, 64, 6),
+                                    Tma(64, 64, 6),
+                                    Tma(64, 128, 6)};
   std::vector<GemmVariant> LnBig = {Mma,
                                     Auto,
                                     W(128, 128, 6),
@@ -257,9 +274,14 @@ int main(int argc, char **argv) {
        200,
        320,
        200,
-       {Auto, W(128, 128, 4), W(192, 128, 5), Ws(128, 128, 4)},
+       {Auto, W(128, 128, 4), W(192, 128, 5), Ws(128, 128, 4),
+        Tma(128, 128, 4)},
        true},
-      {"gemmT", 200, 104, 200, {Auto, W(64, 104, 4), W(128, 128, 4)}},
+      {"gemmT",
+       200,
+       104,
+       200,
+       {Auto, W(64, 104, 4), W(128, 128, 4), Tma(64, 104, 4)}},
       {"ln", 200, 1000, 136, {Auto, W(128, 128, 4), W(64, 256, 4)}},
   };
   for (int64_t M : {4096, 128})
@@ -479,6 +501,41 @@ int main(int argc, char **argv) {
                            nullptr, 0));
     cudaKernel_t F;
     CK(cudaLibraryGetKernel(&F, Mod, K.Name.c_str()));
+    if (It.V.Tma) {
+      // The TMA variant's tensor maps, written into the module's globals
+      // (the driver's encoder through cudart, no libcuda link).
+      static PFN_cuTensorMapEncodeTiled_v12000 Encode = nullptr;
+      if (!Encode) {
+        cudaDriverEntryPointQueryResult Q;
+        CK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled",
+                                            reinterpret_cast<void **>(&Encode),
+                                            12000, cudaEnableDefault, &Q));
+      }
+      for (const TmaMapSpec &S :
+           tmaOperandMaps(It.V.Tile, C.Kind == "gemmT", C.M, C.N, C.K)) {
+        CUtensorMap Map;
+        void *Base =
+            std::string(S.Global) == "solder_tmap_a" ? Bufs["x"] : Bufs["w"];
+        cuuint64_t Dims[2] = {cuuint64_t(S.Dims[0]), cuuint64_t(S.Dims[1])};
+        cuuint64_t Strides[1] = {cuuint64_t(S.RowBytes)};
+        cuuint32_t Box[2] = {S.Box[0], S.Box[1]}, Es[2] = {1, 1};
+        CUresult R = Encode(
+            &Map, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, Base, Dims, Strides, Box,
+            Es, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+            CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+            CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+        if (R != CUDA_SUCCESS) {
+          std::printf("| %s | %s | %s | tensor map %s: error %d |\n",
+                      C.Kind.c_str(), Shape.c_str(), variantName(It.V).c_str(),
+                      S.Global, int(R));
+          std::exit(3);
+        }
+        void *G = nullptr;
+        size_t Bytes = 0;
+        CK(cudaLibraryGetGlobal(&G, &Bytes, Mod, S.Global));
+        CK(cudaMemcpy(G, &Map, sizeof Map, cudaMemcpyHostToDevice));
+      }
+    }
     if (K.DynamicSharedBytes > 48 * 1024)
       CK(cudaKernelSetAttributeForDevice(
           F, cudaFuncAttributeMaxDynamicSharedMemorySize,

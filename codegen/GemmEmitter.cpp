@@ -491,7 +491,8 @@ codegen::emitGeneratedGemmVariant(const Node &Group, const CodegenOptions &Opts,
     return groupError(Group, nullptr,
                       "no wgmma GEMM: it needs sm_90 and K (and N for B as "
                       "[K, N]) a multiple of 8");
-  const bool Specialized = Force && Force->Specialized;
+  const bool Tma = Force && Force->Tma;
+  const bool Specialized = Force && (Force->Specialized || Tma);
   if (Specialized && (!Wgmma || S.Norm))
     return groupError(Group, nullptr,
                       "no warp-specialized GEMM: it needs the wgmma loop and "
@@ -613,9 +614,10 @@ codegen::emitGeneratedGemmVariant(const Node &Group, const CodegenOptions &Opts,
                       "x" + std::to_string(T.BN) + "x" + std::to_string(BK) +
                       " " + std::to_string(Stages) + " stages";
   std::string Desc =
-      (Specialized ? "tensor-core GEMM (wgmma, warp-specialized) "
-       : Wgmma     ? "tensor-core GEMM (wgmma) "
-                   : "tensor-core GEMM ") +
+      (Tma           ? "tensor-core GEMM (wgmma, TMA producer) "
+       : Specialized ? "tensor-core GEMM (wgmma, warp-specialized) "
+       : Wgmma       ? "tensor-core GEMM (wgmma) "
+                     : "tensor-core GEMM ") +
       Shape + (Cluster > 1 ? ", cluster of " + std::to_string(Cluster) : "") +
       (KSplit > 1 ? ", K split over a cluster of " + std::to_string(KSplit)
                   : "") +
@@ -636,6 +638,10 @@ codegen::emitGeneratedGemmVariant(const Node &Group, const CodegenOptions &Opts,
     P.declare("solder_wgmma", wgmmaHelpers(S.T, W.BN, !TransB));
   if (Specialized)
     P.declare("solder_mbar", mbarrierHelpers());
+  if (Tma)
+    P.declare("solder_tmaps",
+              "extern \"C\" __device__ __align__(64) unsigned long long "
+              "solder_tmap_a[16], solder_tmap_b[16];");
   if (Cluster > 1 || KSplit > 1)
     P.declare("solder_cluster", clusterHelpers());
 
@@ -643,7 +649,7 @@ codegen::emitGeneratedGemmVariant(const Node &Group, const CodegenOptions &Opts,
   std::string Loop;
   if (Wgmma) {
     Loop = wgmmaMainLoop(W, TransB, S.M, S.N, S.K, Tn, AParam, BParam,
-                         Specialized);
+                         Specialized, Tma);
   } else {
     std::string Zero =
         S.T == DType::F16 ? "__float2half(0.f)" : "__float2bfloat16(0.f)";

@@ -164,13 +164,40 @@ const $T *const Ag = $APARAM;
 const $T *const Bg = $BPARAM;
 if (tid == 0) {
   for (int s = 0; s < STAGES; ++s) {
-    solder_mbar_init(full_u + 8 * s, 128);
+    solder_mbar_init(full_u + 8 * s, $FULL_COUNT);
     solder_mbar_init(empty_u + 8 * s, NTH);
   }
   solder_fence_mbar_init();
 }
 __syncthreads();
-if (tid >= NTH) {
+$PRODUCER
+float acc[MT][NT][4];
+#pragma unroll
+for (int nt = 0; nt < NT; ++nt)
+  acc[0][nt][0] = acc[0][nt][1] = acc[0][nt][2] = acc[0][nt][3] = 0.f;
+// Warpgroup warp / 4 reads rows 64 * (warp / 4).. of A's stage.
+const unsigned long long da0 = solder_wgmma_desc(as_u + (warp >> 2) * (64 * 128), 16, 1024);
+const unsigned long long db0 = solder_wgmma_desc(bs_u, $BLBO, 1024);
+int rs = 0, prev = -1;
+unsigned ph = 0;
+for (int kt = 0; kt < KT; ++kt) {
+  solder_mbar_wait(full_u + 8 * rs, ph);
+$ISSUE_STEP
+  // Step kt - 1's wgmmas are done: its stage may be refilled.
+  solder_wgmma_wait<1>();
+  if (prev >= 0)
+    solder_mbar_arrive(empty_u + 8 * prev);
+  prev = rs;
+  rs = rs + 1 == STAGES ? 0 : rs + 1;
+  ph ^= rs == 0;
+}
+solder_wgmma_wait<0>();)";
+
+// The producers of the specialized loop: 128 threads copying with
+// cp.async (each publishes a stage once its own copies landed and were
+// fenced into the async proxy) ...
+const char *const CopyProducer =
+    R"(if (tid >= NTH) {
   // The producer warpgroup: the copies of the other loop with 128 threads.
   constexpr int NTH = 128, CA = BM * 8 / NTH, CB = (BN * 8 + NTH - 1) / NTH;
   const int tid = threadIdx.x - NWG * 128;
@@ -195,28 +222,34 @@ $LOAD_STAGE
   for (int kt = KT > LAG ? KT - LAG : 0; kt < KT; ++kt)
     solder_mbar_arrive(full_u + 8 * (kt % STAGES));
   return;
-}
-float acc[MT][NT][4];
-#pragma unroll
-for (int nt = 0; nt < NT; ++nt)
-  acc[0][nt][0] = acc[0][nt][1] = acc[0][nt][2] = acc[0][nt][3] = 0.f;
-// Warpgroup warp / 4 reads rows 64 * (warp / 4).. of A's stage.
-const unsigned long long da0 = solder_wgmma_desc(as_u + (warp >> 2) * (64 * 128), 16, 1024);
-const unsigned long long db0 = solder_wgmma_desc(bs_u, $BLBO, 1024);
-int rs = 0, prev = -1;
-unsigned ph = 0;
-for (int kt = 0; kt < KT; ++kt) {
-  solder_mbar_wait(full_u + 8 * rs, ph);
-$ISSUE_STEP
-  // Step kt - 1's wgmmas are done: its stage may be refilled.
-  solder_wgmma_wait<1>();
-  if (prev >= 0)
-    solder_mbar_arrive(empty_u + 8 * prev);
-  prev = rs;
-  rs = rs + 1 == STAGES ? 0 : rs + 1;
-  ph ^= rs == 0;
-}
-solder_wgmma_wait<0>();)";
+})";
+// ... or one thread driving the tensor memory accelerator (TMA), whose
+// tensor maps (128-byte swizzle, boxes of 64 of the inner dim) the caller
+// writes into the module's solder_tmap_a/b before the launch: a stage is
+// full when its bytes arrived (expect_tx, complete_tx), edges zero-filled
+// by the copy engine.
+const char *const TmaProducer =
+    R"(if (tid >= NTH) {
+  if (tid == NTH) {
+    int s = 0;
+    unsigned ph = 0;
+    for (int kt = 0; kt < KT; ++kt) {
+      solder_mbar_wait(empty_u + 8 * s, ph ^ 1);
+      const unsigned fb = full_u + 8 * s;
+      solder_mbar_expect_tx(fb, A_STAGE + B_STAGE);
+      solder_tma_2d(as_u + s * A_STAGE, solder_tmap_a, kt * BK, (int)m0, fb);
+$TMA_B
+      s = s + 1 == STAGES ? 0 : s + 1;
+      ph ^= s == 0;
+    }
+  }
+  return;
+})";
+const char *const TmaBKN =
+    R"(      for (int j = 0; j < BN / 64; ++j)
+        solder_tma_2d(bs_u + s * B_STAGE + j * 8192, solder_tmap_b, n0 + 64 * j, kt * BK, fb);)";
+const char *const TmaBNK =
+    R"(      solder_tma_2d(bs_u + s * B_STAGE, solder_tmap_b, kt * BK, n0, fb);)";
 
 // B as [K, N] (N-major): chunk x = tid + i * NTH of a stage is k-row
 // x / (BN / 8), 16-byte column cc = x % (BN / 8), stored in 64-column block
@@ -338,6 +371,17 @@ bool wgmmaPreferred(int64_t M, int64_t N, int64_t K, bool Norm) {
   return ceilDiv(M, T.BM) * ceilDiv(N, T.BN) >= 24;
 }
 
+std::vector<TmaMapSpec> tmaOperandMaps(const WgmmaTile &T, bool TransB,
+                                       int64_t M, int64_t N, int64_t K) {
+  std::vector<TmaMapSpec> Maps;
+  Maps.push_back({"solder_tmap_a", {K, M}, K * 2, {64, unsigned(T.BM)}});
+  if (TransB)
+    Maps.push_back({"solder_tmap_b", {K, N}, K * 2, {64, unsigned(T.BN)}});
+  else
+    Maps.push_back({"solder_tmap_b", {N, K}, N * 2, {64, 64}});
+  return Maps;
+}
+
 unsigned wgmmaSharedBytes(const WgmmaTile &T, bool Specialized) {
   return unsigned(int64_t(T.Stages) * (T.BM + T.BN) * 128 + 1024 +
                   (Specialized ? 16 * T.Stages : 0));
@@ -346,12 +390,15 @@ unsigned wgmmaSharedBytes(const WgmmaTile &T, bool Specialized) {
 std::string wgmmaMainLoop(const WgmmaTile &T, bool TransB, int64_t M, int64_t N,
                           int64_t K, const std::string &ElemType,
                           const std::string &APtr, const std::string &BPtr,
-                          bool Specialized) {
+                          bool Specialized, bool Tma) {
   // N-major B is stored in whole 64-column blocks.
   int64_t BStage = TransB ? int64_t(T.BN) * 128 : ceilDiv(T.BN, 64) * 8192;
-  std::string Loop =
-      substitute(Specialized ? WgmmaLoopWs : WgmmaLoop,
-                 {{"LOAD_STAGE", LoadStage}, {"ISSUE_STEP", IssueStep}});
+  std::string Loop = substitute(Specialized ? WgmmaLoopWs : WgmmaLoop,
+                                {{"PRODUCER", Tma ? TmaProducer : CopyProducer},
+                                 {"FULL_COUNT", Tma ? "1" : "128"}});
+  Loop = substitute(std::move(Loop), {{"LOAD_STAGE", LoadStage},
+                                      {"ISSUE_STEP", IssueStep},
+                                      {"TMA_B", TransB ? TmaBNK : TmaBKN}});
   Loop = substitute(std::move(Loop), {{"SETUP_B", TransB ? SetupBNK : SetupBKN},
                                       {"COPY_B", TransB ? CopyBNK : CopyBKN}});
   return substitute(std::move(Loop),

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace solder {
 namespace codegen {
@@ -58,11 +59,13 @@ unsigned wgmmaSharedBytes(const WgmmaTile &T, bool Specialized = false);
 /// and `float acc[MT][NT][4]`, whose element [0][nt][h * 2 + e] is the
 /// product at row m0 + wm * TM + g + h * 8, column n0 + nt * 8 + tq * 2 + e.
 /// Specialized: the warp-specialized loop, launched with NTH + 128
-/// threads, whose last 128 (the producers) return before the epilogue.
+/// threads, whose last 128 (the producers) return before the epilogue;
+/// Tma: its producer is one thread issuing tensor copies through the
+/// module globals solder_tmap_a and solder_tmap_b (tmaOperandMaps).
 std::string wgmmaMainLoop(const WgmmaTile &T, bool TransB, int64_t M, int64_t N,
                           int64_t K, const std::string &ElemType,
                           const std::string &APtr, const std::string &BPtr,
-                          bool Specialized = false);
+                          bool Specialized = false, bool Tma = false);
 
 /// Which main loop a generated GEMM uses, forced (tests, tile sweeps);
 /// BM = 0 lets the wgmma tile be chosen, KSplit = 0 the split of K.
@@ -74,7 +77,25 @@ struct GemmVariant {
   /// The wgmma loop with a producer warpgroup (WgmmaGemm.cpp; no row
   /// normalization, tiles of at most 192 columns).
   bool Specialized = false;
+  /// Its producer drives TMA instead of copying (implies Specialized).
+  /// The kernel then needs its tensor maps written into the module before
+  /// a launch (tmaOperandMaps); plans do not do that yet, so only
+  /// bench/gemm_lab runs it.
+  bool Tma = false;
 };
+
+/// A tensor map the TMA variant reads: the global tensor as dims (inner
+/// first) and the row stride in bytes, the box copied per request; 2-D,
+/// f16/bf16, 128-byte swizzle, out-of-bounds elements zero.
+struct TmaMapSpec {
+  const char *Global; ///< the module's `extern "C" __device__` symbol
+  int64_t Dims[2];
+  int64_t RowBytes;
+  unsigned Box[2];
+};
+/// The maps of A ([M, K]) and B ([K, N], or [N, K] when TransB) for tile T.
+std::vector<TmaMapSpec> tmaOperandMaps(const WgmmaTile &T, bool TransB,
+                                       int64_t M, int64_t N, int64_t K);
 
 /// emitGeneratedGemm with the main loop forced (nullptr: chosen as
 /// emitGeneratedGemm chooses). An error when the forced path does not
