@@ -501,41 +501,6 @@ int main(int argc, char **argv) {
                            nullptr, 0));
     cudaKernel_t F;
     CK(cudaLibraryGetKernel(&F, Mod, K.Name.c_str()));
-    if (It.V.Tma) {
-      // The TMA variant's tensor maps, written into the module's globals
-      // (the driver's encoder through cudart, no libcuda link).
-      static PFN_cuTensorMapEncodeTiled_v12000 Encode = nullptr;
-      if (!Encode) {
-        cudaDriverEntryPointQueryResult Q;
-        CK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled",
-                                            reinterpret_cast<void **>(&Encode),
-                                            12000, cudaEnableDefault, &Q));
-      }
-      for (const TmaMapSpec &S :
-           tmaOperandMaps(It.V.Tile, C.Kind == "gemmT", C.M, C.N, C.K)) {
-        CUtensorMap Map;
-        void *Base =
-            std::string(S.Global) == "solder_tmap_a" ? Bufs["x"] : Bufs["w"];
-        cuuint64_t Dims[2] = {cuuint64_t(S.Dims[0]), cuuint64_t(S.Dims[1])};
-        cuuint64_t Strides[1] = {cuuint64_t(S.RowBytes)};
-        cuuint32_t Box[2] = {S.Box[0], S.Box[1]}, Es[2] = {1, 1};
-        CUresult R = Encode(
-            &Map, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, Base, Dims, Strides, Box,
-            Es, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-            CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-            CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-        if (R != CUDA_SUCCESS) {
-          std::printf("| %s | %s | %s | tensor map %s: error %d |\n",
-                      C.Kind.c_str(), Shape.c_str(), variantName(It.V).c_str(),
-                      S.Global, int(R));
-          std::exit(3);
-        }
-        void *G = nullptr;
-        size_t Bytes = 0;
-        CK(cudaLibraryGetGlobal(&G, &Bytes, Mod, S.Global));
-        CK(cudaMemcpy(G, &Map, sizeof Map, cudaMemcpyHostToDevice));
-      }
-    }
     if (K.DynamicSharedBytes > 48 * 1024)
       CK(cudaKernelSetAttributeForDevice(
           F, cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -567,6 +532,35 @@ int main(int argc, char **argv) {
     std::vector<void *> Args;
     for (void *&P : Ptrs)
       Args.push_back(&P);
+    // Tensor maps (TMA producer) after the pointers, encoded as the runtime
+    // does (the driver's encoder through cudart, no libcuda link).
+    std::vector<CUtensorMap> Maps(K.TensorMaps.size());
+    for (size_t I = 0; I < Maps.size(); ++I) {
+      static PFN_cuTensorMapEncodeTiled_v12000 Encode = nullptr;
+      if (!Encode) {
+        cudaDriverEntryPointQueryResult Q;
+        CK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled",
+                                            reinterpret_cast<void **>(&Encode),
+                                            12000, cudaEnableDefault, &Q));
+      }
+      const KernelTensorMap &T = K.TensorMaps[I];
+      cuuint64_t Dims[2] = {cuuint64_t(T.Dims[0]), cuuint64_t(T.Dims[1])};
+      cuuint64_t Strides[1] = {cuuint64_t(T.RowBytes)};
+      cuuint32_t Box[2] = {T.Box[0], T.Box[1]}, Es[2] = {1, 1};
+      CUresult R =
+          Encode(&Maps[I], CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2,
+                 Ptrs[K.Outputs.size() + T.Input], Dims, Strides, Box, Es,
+                 CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                 CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                 CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+      if (R != CUDA_SUCCESS) {
+        std::printf("| %s | %s | %s | tensor map %zu: error %d |\n",
+                    C.Kind.c_str(), Shape.c_str(), variantName(It.V).c_str(), I,
+                    int(R));
+        std::exit(3);
+      }
+      Args.push_back(&Maps[I]);
+    }
     long long NOut = C.M * C.N;
     {
       void *PA[] = {&Out, &NOut};

@@ -48,6 +48,9 @@ public:
   /// Register everything before beginKernel().
   std::string addOutput(const Value *V);
   std::string addInput(const Value *V);
+  /// Registers a tensor-map parameter (after every buffer) of the input
+  /// registered as InputName; returns its name (tmap0..).
+  std::string addTensorMap(llvm::StringRef InputName, KernelTensorMap Map);
 
   /// Prints the signature and opens the kernel body.
   [[nodiscard]] CudaPrinter::Scope beginKernel();
@@ -94,6 +97,7 @@ private:
   std::vector<std::string> Params;
   std::string Attributes;
   unsigned NumOut = 0, NumIn = 0;
+  std::vector<std::string> MapParams;
 };
 
 /// Emits the offsets sum_d coord_d(Var) * Strides[k][d] of the linear

@@ -2,8 +2,9 @@
 //
 // The contract between code generation and the runtime: a kernel's source,
 // its symbol, what its parameters point at, and its launch configuration.
-// Shapes are baked into the source, so a kernel's parameters are only the
-// device pointers of the values it reads and writes, in Args order.
+// Shapes are baked into the source, so a kernel's parameters are the
+// device pointers of the values it reads and writes, in Args order, then
+// any tensor maps (TMA descriptors) of them, by value.
 //
 //===----------------------------------------------------------------------===//
 #ifndef SOLDER_CODEGEN_GENERATEDKERNEL_H
@@ -16,6 +17,21 @@
 
 namespace solder {
 
+/// A tensor map (CUtensorMap, 128 bytes) a kernel takes by value after its
+/// pointers, for Hopper's tensor memory accelerator: a 2-D tiled view of
+/// input Input's buffer, 128-byte swizzle, elements past the edges read as
+/// zero. The runtime encodes it from the buffer's address.
+struct KernelTensorMap {
+  /// Index into GeneratedKernel::Inputs.
+  uint32_t Input = 0;
+  DType Elem = DType::F16;
+  /// Elements along each dim, inner first; bytes from one row to the next.
+  int64_t Dims[2] = {0, 0};
+  int64_t RowBytes = 0;
+  /// Elements a copy moves along each dim.
+  uint32_t Box[2] = {0, 0};
+};
+
 struct GeneratedKernel {
   /// The `extern "C" __global__` symbol; stable for the same graph.
   std::string Name;
@@ -25,6 +41,8 @@ struct GeneratedKernel {
   /// Results the kernel writes come first, then the operands it reads.
   std::vector<const Value *> Outputs;
   std::vector<const Value *> Inputs;
+  /// Tensor-map parameters after the pointers, in order.
+  std::vector<KernelTensorMap> TensorMaps;
   std::array<unsigned, 3> Grid = {1, 1, 1};
   std::array<unsigned, 3> Block = {1, 1, 1};
   unsigned DynamicSharedBytes = 0;

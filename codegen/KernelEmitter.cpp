@@ -180,6 +180,18 @@ std::string KernelBuilder::addInput(const Value *V) {
   return Name;
 }
 
+std::string KernelBuilder::addTensorMap(llvm::StringRef InputName,
+                                        KernelTensorMap Map) {
+  std::string Name = "tmap" + std::to_string(MapParams.size());
+  Map.Input = uint32_t(std::stoul(InputName.drop_front(2).str()));
+  P.declare(
+      "solder_tmap_t",
+      "struct __align__(64) solder_tmap_t { unsigned long long v[16]; };");
+  MapParams.push_back("const __grid_constant__ solder_tmap_t " + Name);
+  K.TensorMaps.push_back(Map);
+  return Name;
+}
+
 CudaPrinter::Scope KernelBuilder::beginKernel() {
   P.declare("idx_t", "typedef " + IdxT + " idx_t;");
   std::string Sig = "extern \"C\" __global__ void __launch_bounds__(" +
@@ -195,6 +207,8 @@ CudaPrinter::Scope KernelBuilder::beginKernel() {
     Param.replace(Param.rfind(" *"), 2, " *__restrict__ ");
     Sig += (I ? ", " : "") + Param;
   }
+  for (const std::string &M : MapParams)
+    Sig += ", " + M;
   Sig += ")";
   P.line("// " + K.Summary);
   return P.scope(Sig);

@@ -223,11 +223,11 @@ $LOAD_STAGE
     solder_mbar_arrive(full_u + 8 * (kt % STAGES));
   return;
 })";
-// ... or one thread driving the tensor memory accelerator (TMA), whose
-// tensor maps (128-byte swizzle, boxes of 64 of the inner dim) the caller
-// writes into the module's solder_tmap_a/b before the launch: a stage is
-// full when its bytes arrived (expect_tx, complete_tx), edges zero-filled
-// by the copy engine.
+// ... or one thread driving the tensor memory accelerator (TMA) through
+// the kernel's tensor-map parameters (128-byte swizzle, boxes of 64 of the
+// inner dim; the runtime encodes them from the buffers' addresses): a
+// stage is full when its bytes arrived (expect_tx, complete_tx), edges
+// zero-filled by the copy engine.
 const char *const TmaProducer =
     R"(if (tid >= NTH) {
   if (tid == NTH) {
@@ -237,7 +237,7 @@ const char *const TmaProducer =
       solder_mbar_wait(empty_u + 8 * s, ph ^ 1);
       const unsigned fb = full_u + 8 * s;
       solder_mbar_expect_tx(fb, A_STAGE + B_STAGE);
-      solder_tma_2d(as_u + s * A_STAGE, solder_tmap_a, kt * BK, (int)m0, fb);
+      solder_tma_2d(as_u + s * A_STAGE, &$TMAP_A, kt * BK, (int)m0, fb);
 $TMA_B
       s = s + 1 == STAGES ? 0 : s + 1;
       ph ^= s == 0;
@@ -247,9 +247,9 @@ $TMA_B
 })";
 const char *const TmaBKN =
     R"(      for (int j = 0; j < BN / 64; ++j)
-        solder_tma_2d(bs_u + s * B_STAGE + j * 8192, solder_tmap_b, n0 + 64 * j, kt * BK, fb);)";
+        solder_tma_2d(bs_u + s * B_STAGE + j * 8192, &$TMAP_B, n0 + 64 * j, kt * BK, fb);)";
 const char *const TmaBNK =
-    R"(      solder_tma_2d(bs_u + s * B_STAGE, solder_tmap_b, kt * BK, n0, fb);)";
+    R"(      solder_tma_2d(bs_u + s * B_STAGE, &$TMAP_B, kt * BK, n0, fb);)";
 
 // B as [K, N] (N-major): chunk x = tid + i * NTH of a stage is k-row
 // x / (BN / 8), 16-byte column cc = x % (BN / 8), stored in 64-column block
@@ -358,6 +358,12 @@ WgmmaTile chooseWgmmaTile(int64_t M, int64_t N, int64_t K, bool Norm) {
 }
 
 bool wgmmaPreferred(int64_t M, int64_t N, int64_t K, bool Norm) {
+  // Without a row normalization the wgmma loop takes the TMA producer,
+  // which beat mma.sync at 128 and 4096 rows of every BERT-base shape
+  // (128 x 768 x 3072: 10.7 against 13.7 us split; 4096 x 768 x 768: 15.1
+  // against 26.0 us).
+  if (!Norm && M > 64)
+    return true;
   // Measured on an H100 against the mma.sync loop (bench/gemm_lab):
   // wgmma won every product of 4096 rows (17.7 against 26.3 us at 4096 x
   // 768 x 768; 44 against 81 us at 4096 x 768 x 3072; with a LayerNorm 30
@@ -371,15 +377,37 @@ bool wgmmaPreferred(int64_t M, int64_t N, int64_t K, bool Norm) {
   return ceilDiv(M, T.BM) * ceilDiv(N, T.BN) >= 24;
 }
 
-std::vector<TmaMapSpec> tmaOperandMaps(const WgmmaTile &T, bool TransB,
-                                       int64_t M, int64_t N, int64_t K) {
-  std::vector<TmaMapSpec> Maps;
-  Maps.push_back({"solder_tmap_a", {K, M}, K * 2, {64, unsigned(T.BM)}});
-  if (TransB)
-    Maps.push_back({"solder_tmap_b", {K, N}, K * 2, {64, unsigned(T.BN)}});
-  else
-    Maps.push_back({"solder_tmap_b", {N, K}, N * 2, {64, 64}});
-  return Maps;
+std::vector<KernelTensorMap> tmaOperandMaps(const WgmmaTile &T, bool TransB,
+                                            int64_t M, int64_t N, int64_t K,
+                                            DType Elem) {
+  KernelTensorMap A, B;
+  A.Elem = B.Elem = Elem;
+  A.Dims[0] = K;
+  A.Dims[1] = M;
+  A.RowBytes = K * 2;
+  A.Box[0] = 64;
+  A.Box[1] = uint32_t(T.BM);
+  if (TransB) {
+    B.Dims[0] = K;
+    B.Dims[1] = N;
+    B.RowBytes = K * 2;
+    B.Box[1] = uint32_t(T.BN);
+  } else {
+    B.Dims[0] = N;
+    B.Dims[1] = K;
+    B.RowBytes = N * 2;
+    B.Box[1] = 64;
+  }
+  B.Box[0] = 64;
+  return {A, B};
+}
+
+WgmmaTile chooseTmaTile(int64_t M, int64_t N) {
+  // Measured on an H100 (bench/gemm_lab): 128 x 192 at every BERT-base
+  // b32 shape (4096 rows), 64 x 64 at 128 rows.
+  if (M >= 1024 && N >= 192)
+    return {128, 192, 5};
+  return {64, 64, 6};
 }
 
 unsigned wgmmaSharedBytes(const WgmmaTile &T, bool Specialized) {
@@ -390,15 +418,19 @@ unsigned wgmmaSharedBytes(const WgmmaTile &T, bool Specialized) {
 std::string wgmmaMainLoop(const WgmmaTile &T, bool TransB, int64_t M, int64_t N,
                           int64_t K, const std::string &ElemType,
                           const std::string &APtr, const std::string &BPtr,
-                          bool Specialized, bool Tma) {
+                          bool Specialized, bool Tma, const std::string &TmapA,
+                          const std::string &TmapB) {
   // N-major B is stored in whole 64-column blocks.
   int64_t BStage = TransB ? int64_t(T.BN) * 128 : ceilDiv(T.BN, 64) * 8192;
+  // Texts first (each may hold the names of the next), names last.
   std::string Loop = substitute(Specialized ? WgmmaLoopWs : WgmmaLoop,
                                 {{"PRODUCER", Tma ? TmaProducer : CopyProducer},
-                                 {"FULL_COUNT", Tma ? "1" : "128"}});
+                                 {"FULL_COUNT", Tma ? "1" : "128"},
+                                 {"TMA_B", TransB ? TmaBNK : TmaBKN}});
   Loop = substitute(std::move(Loop), {{"LOAD_STAGE", LoadStage},
                                       {"ISSUE_STEP", IssueStep},
-                                      {"TMA_B", TransB ? TmaBNK : TmaBKN}});
+                                      {"TMAP_A", TmapA},
+                                      {"TMAP_B", TmapB}});
   Loop = substitute(std::move(Loop), {{"SETUP_B", TransB ? SetupBNK : SetupBKN},
                                       {"COPY_B", TransB ? CopyBNK : CopyBKN}});
   return substitute(std::move(Loop),

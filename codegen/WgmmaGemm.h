@@ -61,11 +61,13 @@ unsigned wgmmaSharedBytes(const WgmmaTile &T, bool Specialized = false);
 /// Specialized: the warp-specialized loop, launched with NTH + 128
 /// threads, whose last 128 (the producers) return before the epilogue;
 /// Tma: its producer is one thread issuing tensor copies through the
-/// module globals solder_tmap_a and solder_tmap_b (tmaOperandMaps).
+/// tensor maps at TmapA and TmapB (tmaOperandMaps).
 std::string wgmmaMainLoop(const WgmmaTile &T, bool TransB, int64_t M, int64_t N,
                           int64_t K, const std::string &ElemType,
                           const std::string &APtr, const std::string &BPtr,
-                          bool Specialized = false, bool Tma = false);
+                          bool Specialized = false, bool Tma = false,
+                          const std::string &TmapA = "",
+                          const std::string &TmapB = "");
 
 /// Which main loop a generated GEMM uses, forced (tests, tile sweeps);
 /// BM = 0 lets the wgmma tile be chosen, KSplit = 0 the split of K.
@@ -77,25 +79,19 @@ struct GemmVariant {
   /// The wgmma loop with a producer warpgroup (WgmmaGemm.cpp; no row
   /// normalization, tiles of at most 192 columns).
   bool Specialized = false;
-  /// Its producer drives TMA instead of copying (implies Specialized).
-  /// The kernel then needs its tensor maps written into the module before
-  /// a launch (tmaOperandMaps); plans do not do that yet, so only
-  /// bench/gemm_lab runs it.
+  /// Its producer drives TMA instead of copying (implies Specialized);
+  /// the kernel takes the operands' tensor maps (tmaOperandMaps).
   bool Tma = false;
 };
 
-/// A tensor map the TMA variant reads: the global tensor as dims (inner
-/// first) and the row stride in bytes, the box copied per request; 2-D,
-/// f16/bf16, 128-byte swizzle, out-of-bounds elements zero.
-struct TmaMapSpec {
-  const char *Global; ///< the module's `extern "C" __device__` symbol
-  int64_t Dims[2];
-  int64_t RowBytes;
-  unsigned Box[2];
-};
-/// The maps of A ([M, K]) and B ([K, N], or [N, K] when TransB) for tile T.
-std::vector<TmaMapSpec> tmaOperandMaps(const WgmmaTile &T, bool TransB,
-                                       int64_t M, int64_t N, int64_t K);
+/// The tensor maps of the TMA producer for A ([M, K]) and B ([K, N], or
+/// [N, K] when TransB) with tile T, in the kernel's order (A, B).
+std::vector<KernelTensorMap> tmaOperandMaps(const WgmmaTile &T, bool TransB,
+                                            int64_t M, int64_t N, int64_t K,
+                                            DType Elem);
+
+/// The TMA loop's tile for an M-row product N wide.
+WgmmaTile chooseTmaTile(int64_t M, int64_t N);
 
 /// emitGeneratedGemm with the main loop forced (nullptr: chosen as
 /// emitGeneratedGemm chooses). An error when the forced path does not

@@ -64,7 +64,6 @@ private:
 };
 } // namespace
 
-
 size_t TensorInfo::bytes() const {
   size_t N = dtypeSize(Elem);
   for (int64_t D : Dims)

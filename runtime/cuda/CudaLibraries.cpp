@@ -28,6 +28,14 @@ static llvm::Error loadInto(CudaLibraries &L) {
     return E;
   SOLDER_CUBLASLT_FUNCTIONS(SOLDER_RESOLVE_LT)
   SOLDER_CUDNN_FUNCTIONS(SOLDER_RESOLVE_DNN)
+  // Not fatal: only plans with TMA kernels need it (and say so).
+  cudaDriverEntryPointQueryResult Q;
+  if (cudaGetDriverEntryPointByVersion(
+          "cuTensorMapEncodeTiled",
+          reinterpret_cast<void **>(&L.cuTensorMapEncodeTiled), 12000,
+          cudaEnableDefault, &Q) != cudaSuccess ||
+      Q != cudaDriverEntryPointSuccess)
+    L.cuTensorMapEncodeTiled = nullptr;
 #undef SOLDER_RESOLVE_LT
 #undef SOLDER_RESOLVE_DNN
   return llvm::Error::success();

@@ -11,6 +11,7 @@
 
 #include "llvm/Support/Error.h"
 #include <cublasLt.h>
+#include <cudaTypedefs.h>
 #include <cudnn.h>
 
 namespace solder {
@@ -64,6 +65,9 @@ struct CudaLibraries {
   SOLDER_CUBLASLT_FUNCTIONS(SOLDER_CUDA_LIB_POINTER)
   SOLDER_CUDNN_FUNCTIONS(SOLDER_CUDA_LIB_POINTER)
 #undef SOLDER_CUDA_LIB_POINTER
+  /// The driver's tensor-map encoder (for TMA kernels), through cudart's
+  /// entry-point query; null where the driver has none.
+  PFN_cuTensorMapEncodeTiled_v12000 cuTensorMapEncodeTiled = nullptr;
 };
 
 /// Loads both libraries once per process; later calls return the same

@@ -120,10 +120,16 @@ Error ExecutionContext::Impl::init(char *External, uint64_t ExternalBytes) {
                   "cudaEventCreate");
   ArgValues.resize(P.Steps.size());
   ArgPtrs.resize(P.Steps.size());
+  MapValues.resize(P.Steps.size());
   for (size_t S = 0; S < P.Steps.size(); ++S) {
     ArgValues[S].resize(P.Steps[S].Args.size());
     for (size_t A = 0; A < ArgValues[S].size(); ++A)
       ArgPtrs[S].push_back(&ArgValues[S][A]);
+    if (P.Steps[S].K != PlanStep::Kind::Kernel)
+      continue;
+    MapValues[S].resize(P.Kernels[P.Steps[S].Index].TensorMaps.size());
+    for (TensorMapBytes &T : MapValues[S])
+      ArgPtrs[S].push_back(&T);
   }
   return Error::success();
 }
@@ -152,6 +158,39 @@ static Error checkBindingsDisjoint(const CompiledModel::Impl &M,
   return Error::success();
 }
 
+Error ExecutionContext::Impl::encodeTensorMaps() {
+  const Plan &P = M->P;
+  for (size_t S = 0; S < P.Steps.size(); ++S) {
+    if (MapValues[S].empty())
+      continue;
+    const PlanKernel &K = P.Kernels[P.Steps[S].Index];
+    if (!cudaLibs().cuTensorMapEncodeTiled)
+      return rtError("kernel " + K.Name +
+                     " needs tensor maps, and this CUDA driver has no "
+                     "cuTensorMapEncodeTiled");
+    for (size_t I = 0; I < K.TensorMaps.size(); ++I) {
+      const PlanTensorMap &T = K.TensorMaps[I];
+      cuuint64_t Dims[2] = {cuuint64_t(T.Dims[0]), cuuint64_t(T.Dims[1])};
+      cuuint64_t Stride[1] = {cuuint64_t(T.RowBytes)};
+      cuuint32_t Box[2] = {T.Box[0], T.Box[1]}, Step[2] = {1, 1};
+      CUresult R = cudaLibs().cuTensorMapEncodeTiled(
+          reinterpret_cast<CUtensorMap *>(&MapValues[S][I]),
+          T.Elem == DType::BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                                : CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+          2, ArgValues[S][T.Arg], Dims, Stride, Box, Step,
+          CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+          CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+          CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+      if (R != CUDA_SUCCESS)
+        return rtError("kernel " + K.Name + ": cannot encode the tensor " +
+                       "map of its argument " + std::to_string(T.Arg) +
+                       " (CUresult " + std::to_string(int(R)) +
+                       "; the buffer must be 16-byte aligned)");
+    }
+  }
+  return Error::success();
+}
+
 Error ExecutionContext::Impl::refreshArgs(cudaStream_t Stream) {
   const Plan &P = M->P;
   if (Error E = checkBindingsDisjoint(*M, InPtr, OutPtr))
@@ -159,6 +198,8 @@ Error ExecutionContext::Impl::refreshArgs(cudaStream_t Stream) {
   for (size_t S = 0; S < P.Steps.size(); ++S)
     for (size_t A = 0; A < P.Steps[S].Args.size(); ++A)
       ArgValues[S][A] = resolveMut(P.Steps[S].Args[A]);
+  if (Error E = encodeTensorMaps())
+    return E;
   if (!PtrHost.empty()) {
     // Batch I of a pointer-array matmul: each operand's base plus the
     // strides of I's index along the batch dims.

@@ -48,6 +48,16 @@ struct PlanTensor {
   uint64_t bytes() const { return numElements() * dtypeSize(Elem); }
 };
 
+/// A tensor map a kernel takes by value after its pointers
+/// (KernelTensorMap), of the buffer its step passes as argument Arg.
+struct PlanTensorMap {
+  uint32_t Arg = 0;
+  DType Elem = DType::F16;
+  int64_t Dims[2] = {0, 0};
+  int64_t RowBytes = 0;
+  uint32_t Box[2] = {0, 0};
+};
+
 /// One kernel: generated (or runtime helper) source plus its cubin.
 struct PlanKernel {
   std::string Name;
@@ -61,6 +71,8 @@ struct PlanKernel {
   std::string Summary;
   /// The fused group (FusedGroup id) the kernel implements, or -1.
   int64_t GroupId = -1;
+  /// Tensor maps the kernel takes after its pointers, in order.
+  std::vector<PlanTensorMap> TensorMaps;
 };
 
 /// D = epilogue(alpha * op(A) op(B) + beta * C), column-major, in the form

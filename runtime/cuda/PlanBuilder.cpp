@@ -744,6 +744,17 @@ Error Builder::scheduleKernel(unsigned KI) {
   K.NodeNames = GK.NodeNames;
   K.Summary = GK.Summary;
   K.GroupId = GK.GroupId;
+  for (const KernelTensorMap &M : GK.TensorMaps) {
+    PlanTensorMap T;
+    T.Arg = uint32_t(GK.Outputs.size() + M.Input);
+    T.Elem = M.Elem;
+    T.Dims[0] = M.Dims[0];
+    T.Dims[1] = M.Dims[1];
+    T.RowBytes = M.RowBytes;
+    T.Box[0] = M.Box[0];
+    T.Box[1] = M.Box[1];
+    K.TensorMaps.push_back(T);
+  }
   ProtoStep S;
   S.K = PlanStep::Kind::Kernel;
   S.Index = P.Kernels.size();

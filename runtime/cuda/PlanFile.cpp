@@ -250,6 +250,16 @@ static std::string serializeMetadata(const Plan &P) {
       W.str(N);
     W.str(K.Summary);
     W.pod<int64_t>(K.GroupId);
+    W.pod<uint64_t>(K.TensorMaps.size());
+    for (const PlanTensorMap &T : K.TensorMaps) {
+      W.pod<uint32_t>(T.Arg);
+      W.pod<uint8_t>(uint8_t(T.Elem));
+      W.pod<int64_t>(T.Dims[0]);
+      W.pod<int64_t>(T.Dims[1]);
+      W.pod<int64_t>(T.RowBytes);
+      W.pod<uint32_t>(T.Box[0]);
+      W.pod<uint32_t>(T.Box[1]);
+    }
   }
   W.pod<uint64_t>(P.Gemms.size());
   for (const GemmConfig &C : P.Gemms) {
@@ -480,6 +490,18 @@ static Error validatePlan(const Plan &P) {
     if (S.Index >= Limit)
       return planFileError("plan step '" + S.Label + "' refers to a missing " +
                            "kernel or library call");
+    // Tensor maps (cuTensorMapEncodeTiled's limits: 16-byte row strides,
+    // boxes of 1 to 256, 128 bytes at most along the swizzled inner dim).
+    if (S.K == PlanStep::Kind::Kernel)
+      for (const PlanTensorMap &T : P.Kernels[S.Index].TensorMaps)
+        if (T.Arg >= S.Args.size() ||
+            (T.Elem != DType::F16 && T.Elem != DType::BF16) || T.Dims[0] <= 0 ||
+            T.Dims[1] <= 0 || T.RowBytes % 16 || T.RowBytes < T.Dims[0] * 2 ||
+            T.Dims[1] > (int64_t(1) << 40) || T.RowBytes > (int64_t(1) << 40) ||
+            T.Box[0] == 0 || T.Box[0] * 2 > 128 || T.Box[1] == 0 ||
+            T.Box[1] > 256)
+          return planFileError("plan step '" + S.Label +
+                               "' has a malformed tensor map");
     for (const BufferRef &R : S.Args)
       if (!CheckRef(R))
         return planFileError("plan step '" + S.Label +
@@ -581,6 +603,17 @@ Expected<Plan> deserializePlan(StringRef Bytes,
       K.NodeNames.push_back(R.str());
     K.Summary = R.str();
     K.GroupId = R.pod<int64_t>();
+    for (uint64_t J = 0, M = R.count(37); J < M && !R.Failed; ++J) {
+      PlanTensorMap T;
+      T.Arg = R.pod<uint32_t>();
+      T.Elem = R.dtype();
+      T.Dims[0] = R.pod<int64_t>();
+      T.Dims[1] = R.pod<int64_t>();
+      T.RowBytes = R.pod<int64_t>();
+      T.Box[0] = R.pod<uint32_t>();
+      T.Box[1] = R.pod<uint32_t>();
+      K.TensorMaps.push_back(T);
+    }
     P.Kernels.push_back(std::move(K));
   }
   for (uint64_t I = 0, N = R.count(40); I < N && !R.Failed; ++I) {

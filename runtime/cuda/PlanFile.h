@@ -42,7 +42,8 @@ namespace solder {
 /// 5: pointer-array batched matmuls (GemmConfig::BatchDims), the plan's
 /// precision, tuned library algorithms (Plan::TunedOn).
 /// 6: channels-last convolutions (ConvConfig::Nhwc).
-constexpr uint32_t PlanFormatVersion = 6;
+/// 7: kernels' tensor maps (PlanKernel::TensorMaps).
+constexpr uint32_t PlanFormatVersion = 7;
 
 /// 64-bit checksum of plan bytes: four interleaved lanes of a
 /// multiply-xorshift step per 8-byte word (each step a bijection of its

@@ -145,8 +145,13 @@ struct ExecutionContext::Impl {
   std::vector<char *> OwnIn, OwnOut;
   std::vector<const void *> InPtr;
   std::vector<void *> OutPtr;
-  /// Kernel parameters per step: the pointer values and pointers to them.
+  /// Kernel parameters per step: the pointer values and pointers to them
+  /// (then to the step's tensor maps, encoded from the pointers).
   std::vector<std::vector<void *>> ArgValues, ArgPtrs;
+  struct alignas(64) TensorMapBytes {
+    uint64_t V[16];
+  };
+  std::vector<std::vector<TensorMapBytes>> MapValues;
   bool ArgsStale = true;
   /// Pointer-array matmuls (GemmConfig::pointerArrays): per gemm, where its
   /// A, B, C, D pointer arrays start in the tables (0 for other gemms), and
@@ -232,6 +237,8 @@ struct ExecutionContext::Impl {
   /// bindings. Uploading tables waits for S (no run on it may still read
   /// them); never called while S is capturing.
   llvm::Error refreshArgs(cudaStream_t S);
+  /// MapValues from ArgValues (refreshArgs).
+  llvm::Error encodeTensorMaps();
   /// Enqueues steps [First, Last) (all of them by default).
   llvm::Error enqueueSteps(cudaStream_t S, size_t First = 0,
                            size_t Last = SIZE_MAX);

@@ -160,19 +160,21 @@ TEST(GeneratedGemm, LayerNormGroupIsOneClusterKernel) {
 }
 
 TEST(GeneratedGemm, DefaultLoopIsTheOneMeasuredFaster) {
-  // wgmmaPreferred: wgmma for products of many rows and for wide ones of
-  // few; mma.sync where few wgmma blocks would fill the GPU. Negative
-  // twins: the same N x K with few rows, and with a LayerNorm.
+  // wgmmaPreferred: without a row normalization, wgmma (with its TMA
+  // producer) above 64 rows; with one, wgmma from 1024 rows. Negative
+  // twins: 64 rows, and a 128-row LayerNorm.
   EXPECT_TRUE(wgmmaPreferred(4096, 768, 768, false));
   EXPECT_TRUE(wgmmaPreferred(4096, 768, 3072, false));
   EXPECT_TRUE(wgmmaPreferred(4096, 768, 768, true));
   EXPECT_TRUE(wgmmaPreferred(128, 2304, 768, false));
-  EXPECT_FALSE(wgmmaPreferred(128, 768, 3072, false));
+  EXPECT_TRUE(wgmmaPreferred(128, 768, 3072, false));
+  EXPECT_FALSE(wgmmaPreferred(64, 128, 2048, false));
   EXPECT_FALSE(wgmmaPreferred(128, 768, 768, true));
   // And the kernel follows it: a 4096-row group through the default path
-  // is a wgmma kernel (sm_90a), a 128-row one of 4 blocks is not.
-  EXPECT_FALSE(wgmmaPreferred(128, 256, 256, false));
-  for (int64_t M : {4096, 128}) {
+  // is a wgmma kernel (sm_90a) fed by TMA through two tensor-map
+  // parameters (128 x 192 tiles: 384 threads), a 64-row one is mma.sync
+  // with plain pointers.
+  for (int64_t M : {4096, 64}) {
     auto G = pipelined("f16", M, 256, 256, "",
                        "  %y = Relu(%mb) : f16[" + std::to_string(M) +
                            ",256] @\"relu\"\n");
@@ -180,8 +182,25 @@ TEST(GeneratedGemm, DefaultLoopIsTheOneMeasuredFaster) {
     const Node *Group = contractionGroup(*G);
     ASSERT_TRUE(Group);
     GeneratedKernel K = gemmKernel(*G, *Group);
-    EXPECT_EQ(has(K.Source, "solder_wgmma("), M == 4096) << M;
-    EXPECT_EQ(has(K.Source, ArchSpecificMarker), M == 4096) << M;
+    bool Big = M == 4096;
+    EXPECT_EQ(has(K.Source, "solder_wgmma("), Big) << M;
+    EXPECT_EQ(has(K.Source, ArchSpecificMarker), Big) << M;
+    EXPECT_EQ(has(K.Source, "const __grid_constant__ solder_tmap_t tmap1"), Big)
+        << K.Source;
+    EXPECT_EQ(has(K.Summary, "TMA producer"), Big) << K.Summary;
+    ASSERT_EQ(K.TensorMaps.size(), Big ? 2u : 0u);
+    if (!Big)
+      continue;
+    EXPECT_EQ(K.Block[0], 384u);
+    // A [4096, 256] in boxes of 64 x 128 rows; B [256, 256] (N-major) in
+    // boxes of 64 x 64.
+    EXPECT_EQ(K.TensorMaps[0].Input, 0u);
+    EXPECT_EQ(K.TensorMaps[0].Dims[0], 256);
+    EXPECT_EQ(K.TensorMaps[0].Dims[1], 4096);
+    EXPECT_EQ(K.TensorMaps[0].RowBytes, 512);
+    EXPECT_EQ(K.TensorMaps[0].Box[1], 128u);
+    EXPECT_EQ(K.TensorMaps[1].Box[0], 64u);
+    EXPECT_EQ(K.TensorMaps[1].Box[1], 64u);
   }
 }
 

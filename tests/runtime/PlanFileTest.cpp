@@ -62,6 +62,52 @@ TEST(PlanFileTest, RoundTripIsExact) {
   EXPECT_EQ(Back->Inputs[1].Dims, (std::vector<int64_t>{1, 2, 5, 5}));
 }
 
+TEST(PlanFileTest, TensorMapsRoundTripAndMalformedOnesAreRefused) {
+  // A kernel's tensor maps (the TMA GEMM's) come back field for field;
+  // negative twins: a box past 256 rows, a missing argument and an
+  // unaligned row stride are refused as malformed.
+  Plan P = compiledMixedPlan();
+  size_t Step = 0;
+  while (Step < P.Steps.size() && P.Steps[Step].K != PlanStep::Kind::Kernel)
+    ++Step;
+  ASSERT_LT(Step, P.Steps.size());
+  PlanKernel &K = P.Kernels[P.Steps[Step].Index];
+  PlanTensorMap T;
+  T.Arg = 0;
+  T.Elem = DType::BF16;
+  T.Dims[0] = 64;
+  T.Dims[1] = 300;
+  T.RowBytes = 128;
+  T.Box[0] = 64;
+  T.Box[1] = 192;
+  K.TensorMaps = {T};
+  std::string Bytes = serializePlan(P);
+  llvm::Expected<Plan> Back = deserializePlan(Bytes);
+  ASSERT_TRUE(bool(Back)) << llvm::toString(Back.takeError());
+  const PlanKernel &BK = Back->Kernels[P.Steps[Step].Index];
+  ASSERT_EQ(BK.TensorMaps.size(), 1u);
+  EXPECT_EQ(BK.TensorMaps[0].Elem, DType::BF16);
+  EXPECT_EQ(BK.TensorMaps[0].Dims[1], 300);
+  EXPECT_EQ(BK.TensorMaps[0].RowBytes, 128);
+  EXPECT_EQ(BK.TensorMaps[0].Box[1], 192u);
+  EXPECT_EQ(serializePlan(*Back), Bytes);
+  for (int Bad = 0; Bad < 3; ++Bad) {
+    PlanTensorMap B = T;
+    if (Bad == 0)
+      B.Box[1] = 300;
+    else if (Bad == 1)
+      B.Arg = uint32_t(P.Steps[Step].Args.size());
+    else
+      B.RowBytes = 136;
+    K.TensorMaps = {B};
+    llvm::Expected<Plan> Refused = deserializePlan(serializePlan(P));
+    ASSERT_FALSE(bool(Refused)) << Bad;
+    EXPECT_NE(llvm::toString(Refused.takeError()).find("malformed tensor map"),
+              std::string::npos)
+        << Bad;
+  }
+}
+
 TEST(PlanFileTest, WriteIsAtomicAndReadsBack) {
   Plan P = compiledMixedPlan();
   std::string Path = tempPath("atomic.plan");
