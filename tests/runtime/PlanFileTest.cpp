@@ -64,8 +64,9 @@ TEST(PlanFileTest, RoundTripIsExact) {
 
 TEST(PlanFileTest, TensorMapsRoundTripAndMalformedOnesAreRefused) {
   // A kernel's tensor maps (the TMA GEMM's) come back field for field;
-  // negative twins: a box past 256 rows, a missing argument and an
-  // unaligned row stride are refused as malformed.
+  // negative twins: a box past 256 rows, a missing argument, an unaligned
+  // row stride, and dims and boxes whose products would overflow are
+  // refused as malformed.
   Plan P = compiledMixedPlan();
   size_t Step = 0;
   while (Step < P.Steps.size() && P.Steps[Step].K != PlanStep::Kind::Kernel)
@@ -91,14 +92,18 @@ TEST(PlanFileTest, TensorMapsRoundTripAndMalformedOnesAreRefused) {
   EXPECT_EQ(BK.TensorMaps[0].RowBytes, 128);
   EXPECT_EQ(BK.TensorMaps[0].Box[1], 192u);
   EXPECT_EQ(serializePlan(*Back), Bytes);
-  for (int Bad = 0; Bad < 3; ++Bad) {
+  for (int Bad = 0; Bad < 5; ++Bad) {
     PlanTensorMap B = T;
     if (Bad == 0)
       B.Box[1] = 300;
     else if (Bad == 1)
       B.Arg = uint32_t(P.Steps[Step].Args.size());
-    else
+    else if (Bad == 2)
       B.RowBytes = 136;
+    else if (Bad == 3)
+      B.Dims[0] = int64_t(1) << 62; // fuzz/regressions: Dims[0] * 2 overflowed
+    else
+      B.Box[0] = 1u << 31; // Box[0] * 2 would wrap to 0
     K.TensorMaps = {B};
     llvm::Expected<Plan> Refused = deserializePlan(serializePlan(P));
     ASSERT_FALSE(bool(Refused)) << Bad;
