@@ -17,19 +17,23 @@
 
 namespace solder {
 
-/// A tensor map (CUtensorMap, 128 bytes) a kernel takes by value after its
-/// pointers, for Hopper's tensor memory accelerator: a 2-D tiled view of
-/// input Input's buffer, 128-byte swizzle, elements past the edges read as
-/// zero. The runtime encodes it from the buffer's address.
-struct KernelTensorMap {
-  /// Index into GeneratedKernel::Inputs.
-  uint32_t Input = 0;
+/// What a tensor map (CUtensorMap, 128 bytes, for Hopper's tensor memory
+/// accelerator) says of a buffer besides its address: a 2-D tiled view,
+/// 128-byte swizzle, elements past the edges read as zero.
+struct TensorMapShape {
   DType Elem = DType::F16;
   /// Elements along each dim, inner first; bytes from one row to the next.
   int64_t Dims[2] = {0, 0};
   int64_t RowBytes = 0;
   /// Elements a copy moves along each dim.
   uint32_t Box[2] = {0, 0};
+};
+
+/// A tensor map a kernel takes by value after its pointers, of input
+/// Input's buffer (an index into GeneratedKernel::Inputs). The runtime
+/// encodes it from the buffer's address (PlanTensorMap).
+struct KernelTensorMap : TensorMapShape {
+  uint32_t Input = 0;
 };
 
 struct GeneratedKernel {

@@ -55,6 +55,15 @@ constexpr int64_t SmCount = 132;
 constexpr int64_t StageBudget = 216 * 1024;
 constexpr int MaxStages = 6;
 
+// Both loops' thread and block coordinates and operand pointers.
+const char *const BlockVars =
+    R"(const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+const int wm = warp, wn = 0, g = lane >> 2, tq = lane & 3;
+const long long m0 = (long long)blockIdx.x * BM;
+const int n0 = blockIdx.y * BN;
+const $T *const Ag = $APARAM;
+const $T *const Bg = $BPARAM;)";
+
 // Both loops' step of K: 4 wgmmas on stage rs, one commit group.
 const char *const IssueStep =
     R"(  solder_wgmma_fence();
@@ -95,12 +104,7 @@ extern __shared__ __align__(128) unsigned char solder_dyn_smem[];
 // Stages on a 1024-byte boundary (the swizzle atom), A's then B's.
 const unsigned as_u = (solder_smem(solder_dyn_smem) + 1023u) & ~1023u;
 const unsigned bs_u = as_u + STAGES * A_STAGE;
-const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-const int wm = warp, wn = 0, g = lane >> 2, tq = lane & 3;
-const long long m0 = (long long)blockIdx.x * BM;
-const int n0 = blockIdx.y * BN;
-const $T *const Ag = $APARAM;
-const $T *const Bg = $BPARAM;
+$BLOCK_VARS
 // A: this thread's chunk i is row a_r + i * (NTH / 8), 16-byte column a_c
 // (rows NTH / 8 apart share the swizzle phase).
 $LOAD_STAGE
@@ -156,12 +160,7 @@ extern __shared__ __align__(128) unsigned char solder_dyn_smem[];
 const unsigned as_u = (solder_smem(solder_dyn_smem) + 1023u) & ~1023u;
 const unsigned bs_u = as_u + STAGES * A_STAGE;
 const unsigned full_u = bs_u + STAGES * B_STAGE, empty_u = full_u + STAGES * 8;
-const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-const int wm = warp, wn = 0, g = lane >> 2, tq = lane & 3;
-const long long m0 = (long long)blockIdx.x * BM;
-const int n0 = blockIdx.y * BN;
-const $T *const Ag = $APARAM;
-const $T *const Bg = $BPARAM;
+$BLOCK_VARS
 if (tid == 0) {
   for (int s = 0; s < STAGES; ++s) {
     solder_mbar_init(full_u + 8 * s, $FULL_COUNT);
@@ -358,21 +357,19 @@ WgmmaTile chooseWgmmaTile(int64_t M, int64_t N, int64_t K, bool Norm) {
 }
 
 bool wgmmaPreferred(int64_t M, int64_t N, int64_t K, bool Norm) {
-  // Without a row normalization the wgmma loop takes the TMA producer,
-  // which beat mma.sync at 128 and 4096 rows of every BERT-base shape
-  // (128 x 768 x 3072: 10.7 against 13.7 us split; 4096 x 768 x 768: 15.1
-  // against 26.0 us).
-  if (!Norm && M > 64)
-    return true;
-  // Measured on an H100 against the mma.sync loop (bench/gemm_lab):
-  // wgmma won every product of 4096 rows (17.7 against 26.3 us at 4096 x
-  // 768 x 768; 44 against 81 us at 4096 x 768 x 3072; with a LayerNorm 30
-  // against 35 us) and 128 x 2304 x 768 (6.3 against 9.1 us); mma.sync
-  // won where few wgmma blocks fill the GPU: 128 rows with a LayerNorm
-  // (10.3 against 13.5 us), 128 x 768 x 3072 (18.2 against 19.0 us; 12
-  // blocks of 128 x 64 for 96 of 16 x 64), and tied at 128 x 768 x 768.
+  // Measured on an H100 against the mma.sync loop (bench/gemm_lab). With a
+  // row normalization (the plain wgmma loop): wgmma won at 4096 rows (30
+  // against 35 us at 4096 x 768 x 768), mma.sync at 128 (10.3 against
+  // 13.5 us).
   if (Norm)
     return M >= 1024;
+  // Without one the wgmma loop takes its TMA producer, which won at 128
+  // and 4096 rows of every BERT-base shape (128 x 768 x 3072: 10.7 against
+  // 13.7 us split; 4096 x 768 x 768: 15.1 against 26.0 us).
+  if (M > 64)
+    return true;
+  // Unmeasured below: as the plain loop first measured, wgmma where its
+  // tiles alone fill a fair part of the GPU.
   WgmmaTile T = chooseWgmmaTile(M, N, K, Norm);
   return ceilDiv(M, T.BM) * ceilDiv(N, T.BN) >= 24;
 }
@@ -427,7 +424,8 @@ std::string wgmmaMainLoop(const WgmmaTile &T, bool TransB, int64_t M, int64_t N,
                                 {{"PRODUCER", Tma ? TmaProducer : CopyProducer},
                                  {"FULL_COUNT", Tma ? "1" : "128"},
                                  {"TMA_B", TransB ? TmaBNK : TmaBKN}});
-  Loop = substitute(std::move(Loop), {{"LOAD_STAGE", LoadStage},
+  Loop = substitute(std::move(Loop), {{"BLOCK_VARS", BlockVars},
+                                      {"LOAD_STAGE", LoadStage},
                                       {"ISSUE_STEP", IssueStep},
                                       {"TMAP_A", TmapA},
                                       {"TMAP_B", TmapB}});

@@ -70,6 +70,10 @@ llvm::StringRef convLayoutName(ConvLayout L);
 /// group (f16/bf16); wgmma = the same with Hopper's wgmma main loop where
 /// it applies (sm_90, see codegen/WgmmaGemm.h), mma.sync elsewhere.
 enum class GemmKernels : uint8_t { Auto, Library, Generated, Wgmma };
+/// Whether G makes every matmul group a generated GEMM where one applies.
+inline bool forcesGeneratedGemm(GemmKernels G) {
+  return G == GemmKernels::Generated || G == GemmKernels::Wgmma;
+}
 /// "auto", "library", "generated", "wgmma" and back.
 std::optional<GemmKernels> parseGemmKernels(llvm::StringRef Name);
 llvm::StringRef gemmKernelsName(GemmKernels G);

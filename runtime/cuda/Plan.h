@@ -17,6 +17,7 @@
 #ifndef SOLDER_RUNTIME_CUDA_PLAN_H
 #define SOLDER_RUNTIME_CUDA_PLAN_H
 
+#include "codegen/GeneratedKernel.h"
 #include "ir/DType.h"
 #include "passes/Pass.h"
 #include "runtime/cuda/WeightBlob.h"
@@ -50,12 +51,8 @@ struct PlanTensor {
 
 /// A tensor map a kernel takes by value after its pointers
 /// (KernelTensorMap), of the buffer its step passes as argument Arg.
-struct PlanTensorMap {
+struct PlanTensorMap : TensorMapShape {
   uint32_t Arg = 0;
-  DType Elem = DType::F16;
-  int64_t Dims[2] = {0, 0};
-  int64_t RowBytes = 0;
-  uint32_t Box[2] = {0, 0};
 };
 
 /// One kernel: generated (or runtime helper) source plus its cubin.

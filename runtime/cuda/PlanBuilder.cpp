@@ -677,7 +677,7 @@ Error Builder::addContractionGroup(const Node &Group, std::string &RunsAs) {
     RunsAs = "generated tensor-core GEMM " + Gen[It->second].Name + Tuned;
     return scheduleKernel(It->second);
   }
-  if (Opts.Gemm == GemmKernels::Generated || Opts.Gemm == GemmKernels::Wgmma) {
+  if (forcesGeneratedGemm(Opts.Gemm)) {
     std::string Why = generatedGemmUnsupported(Group, smVersionOf(Opts.Arch));
     if (!Why.empty())
       Tuned = " (no generated GEMM: " + Why + ")";
@@ -744,15 +744,11 @@ Error Builder::scheduleKernel(unsigned KI) {
   K.NodeNames = GK.NodeNames;
   K.Summary = GK.Summary;
   K.GroupId = GK.GroupId;
+  // The step's arguments are the kernel's outputs, then its inputs.
   for (const KernelTensorMap &M : GK.TensorMaps) {
     PlanTensorMap T;
+    static_cast<TensorMapShape &>(T) = M;
     T.Arg = uint32_t(GK.Outputs.size() + M.Input);
-    T.Elem = M.Elem;
-    T.Dims[0] = M.Dims[0];
-    T.Dims[1] = M.Dims[1];
-    T.RowBytes = M.RowBytes;
-    T.Box[0] = M.Box[0];
-    T.Box[1] = M.Box[1];
     K.TensorMaps.push_back(T);
   }
   ProtoStep S;
@@ -1104,8 +1100,7 @@ std::set<int64_t> generatedGemmGroups(const Graph &G, const PlanOptions &Opts) {
     if (!isFusedGroup(*N) || groupInfo(*N).Kind != GroupKind::Contraction)
       continue;
     int64_t Id = groupInfo(*N).Id;
-    bool Want =
-        Opts.Gemm == GemmKernels::Generated || Opts.Gemm == GemmKernels::Wgmma;
+    bool Want = forcesGeneratedGemm(Opts.Gemm);
     auto Choice = Opts.GemmChoices.find(Id);
     if (Opts.Gemm == GemmKernels::Auto && Choice != Opts.GemmChoices.end())
       Want = Choice->second;

@@ -467,20 +467,21 @@ std::string serializePlan(const Plan &P) {
   return std::string(Out.data(), Out.size());
 }
 
-/// Checks the decoded plan refers only to things it has.
-/// Dims and strides within 2^40 (checked before any product, so a hostile
-/// file cannot overflow them), rows of 16-byte multiples holding the inner
-/// dim of 2-byte elements, boxes of 1 to 64 inner elements (128 bytes of
-/// swizzle) by 1 to 256.
-static bool tensorMapShapeOk(const PlanTensorMap &T) {
+/// Within cuTensorMapEncodeTiled's limits: f16/bf16, dims and strides
+/// within 2^40 (checked before any product, so a hostile file cannot
+/// overflow them), rows of 16-byte multiples holding the inner dim, boxes
+/// of 1 to 64 inner elements (128 bytes of swizzle) by 1 to 256.
+static bool tensorMapShapeOk(const TensorMapShape &T) {
   const int64_t Max = int64_t(1) << 40;
-  if (T.Dims[0] <= 0 || T.Dims[0] > Max || T.Dims[1] <= 0 || T.Dims[1] > Max ||
-      T.RowBytes <= 0 || T.RowBytes > Max || T.RowBytes % 16)
+  if ((T.Elem != DType::F16 && T.Elem != DType::BF16) || T.Dims[0] <= 0 ||
+      T.Dims[0] > Max || T.Dims[1] <= 0 || T.Dims[1] > Max || T.RowBytes <= 0 ||
+      T.RowBytes > Max || T.RowBytes % 16)
     return false;
   return T.RowBytes >= T.Dims[0] * 2 && T.Box[0] >= 1 && T.Box[0] <= 64 &&
          T.Box[1] >= 1 && T.Box[1] <= 256;
 }
 
+/// Checks the decoded plan refers only to things it has.
 static Error validatePlan(const Plan &P) {
   auto CheckRef = [&](const BufferRef &R) {
     switch (R.Space) {
@@ -503,13 +504,9 @@ static Error validatePlan(const Plan &P) {
     if (S.Index >= Limit)
       return planFileError("plan step '" + S.Label + "' refers to a missing " +
                            "kernel or library call");
-    // Tensor maps (cuTensorMapEncodeTiled's limits: 16-byte row strides,
-    // boxes of 1 to 256, 128 bytes at most along the swizzled inner dim).
     if (S.K == PlanStep::Kind::Kernel)
       for (const PlanTensorMap &T : P.Kernels[S.Index].TensorMaps)
-        if (T.Arg >= S.Args.size() ||
-            (T.Elem != DType::F16 && T.Elem != DType::BF16) ||
-            !tensorMapShapeOk(T))
+        if (T.Arg >= S.Args.size() || !tensorMapShapeOk(T))
           return planFileError("plan step '" + S.Label +
                                "' has a malformed tensor map");
     for (const BufferRef &R : S.Args)
