@@ -48,9 +48,9 @@ public:
   /// Register everything before beginKernel().
   std::string addOutput(const Value *V);
   std::string addInput(const Value *V);
-  /// Registers a tensor-map parameter (after every buffer) of the input
-  /// registered as InputName; returns its name (tmap0..).
-  std::string addTensorMap(llvm::StringRef InputName, KernelTensorMap Map);
+  /// Registers a tensor-map parameter (after every buffer) of the Input'th
+  /// registered input; returns its name (tmap0..).
+  std::string addTensorMap(unsigned Input, const TensorMapShape &Shape);
 
   /// Prints the signature and opens the kernel body.
   [[nodiscard]] CudaPrinter::Scope beginKernel();

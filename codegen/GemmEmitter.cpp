@@ -649,10 +649,14 @@ codegen::emitGeneratedGemmVariant(const Node &Group, const CodegenOptions &Opts,
   if (Wgmma) {
     std::string TmapA, TmapB;
     if (Tma) {
-      std::vector<KernelTensorMap> Maps =
+      std::vector<TensorMapShape> Maps =
           tmaOperandMaps(W, TransB, S.M, S.N, S.K, S.T);
-      TmapA = B.addTensorMap(AParam, Maps[0]);
-      TmapB = B.addTensorMap(BParam, Maps[1]);
+      auto InputOf = [&](const Value *X) {
+        return unsigned(std::find(Reads.begin(), Reads.end(), X) -
+                        Reads.begin());
+      };
+      TmapA = B.addTensorMap(InputOf(S.A), Maps[0]);
+      TmapB = B.addTensorMap(InputOf(S.B), Maps[1]);
     }
     Loop = wgmmaMainLoop(W, TransB, S.M, S.N, S.K, Tn, AParam, BParam,
                          Specialized, Tma, TmapA, TmapB);

@@ -180,10 +180,13 @@ std::string KernelBuilder::addInput(const Value *V) {
   return Name;
 }
 
-std::string KernelBuilder::addTensorMap(llvm::StringRef InputName,
-                                        KernelTensorMap Map) {
+std::string KernelBuilder::addTensorMap(unsigned Input,
+                                        const TensorMapShape &Shape) {
+  assert(Input < K.Inputs.size() && "a tensor map of an unregistered input");
   std::string Name = "tmap" + std::to_string(MapParams.size());
-  Map.Input = uint32_t(std::stoul(InputName.drop_front(2).str()));
+  KernelTensorMap Map;
+  static_cast<TensorMapShape &>(Map) = Shape;
+  Map.Input = Input;
   P.declare(
       "solder_tmap_t",
       "struct __align__(64) solder_tmap_t { unsigned long long v[16]; };");

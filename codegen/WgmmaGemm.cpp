@@ -374,10 +374,10 @@ bool wgmmaPreferred(int64_t M, int64_t N, int64_t K, bool Norm) {
   return ceilDiv(M, T.BM) * ceilDiv(N, T.BN) >= 24;
 }
 
-std::vector<KernelTensorMap> tmaOperandMaps(const WgmmaTile &T, bool TransB,
-                                            int64_t M, int64_t N, int64_t K,
-                                            DType Elem) {
-  KernelTensorMap A, B;
+std::vector<TensorMapShape> tmaOperandMaps(const WgmmaTile &T, bool TransB,
+                                           int64_t M, int64_t N, int64_t K,
+                                           DType Elem) {
+  TensorMapShape A, B;
   A.Elem = B.Elem = Elem;
   A.Dims[0] = K;
   A.Dims[1] = M;

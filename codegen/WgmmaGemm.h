@@ -86,9 +86,9 @@ struct GemmVariant {
 
 /// The tensor maps of the TMA producer for A ([M, K]) and B ([K, N], or
 /// [N, K] when TransB) with tile T, in the kernel's order (A, B).
-std::vector<KernelTensorMap> tmaOperandMaps(const WgmmaTile &T, bool TransB,
-                                            int64_t M, int64_t N, int64_t K,
-                                            DType Elem);
+std::vector<TensorMapShape> tmaOperandMaps(const WgmmaTile &T, bool TransB,
+                                           int64_t M, int64_t N, int64_t K,
+                                           DType Elem);
 
 /// The TMA loop's tile for an M-row product N wide.
 WgmmaTile chooseTmaTile(int64_t M, int64_t N);
