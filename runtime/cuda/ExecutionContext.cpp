@@ -128,7 +128,7 @@ Error ExecutionContext::Impl::init(char *External, uint64_t ExternalBytes) {
     if (P.Steps[S].K != PlanStep::Kind::Kernel)
       continue;
     MapValues[S].resize(P.Kernels[P.Steps[S].Index].TensorMaps.size());
-    for (TensorMapBytes &T : MapValues[S])
+    for (CUtensorMap &T : MapValues[S])
       ArgPtrs[S].push_back(&T);
   }
   return Error::success();
@@ -174,7 +174,7 @@ Error ExecutionContext::Impl::encodeTensorMaps() {
       cuuint64_t Stride[1] = {cuuint64_t(T.RowBytes)};
       cuuint32_t Box[2] = {T.Box[0], T.Box[1]}, Step[2] = {1, 1};
       CUresult R = cudaLibs().cuTensorMapEncodeTiled(
-          reinterpret_cast<CUtensorMap *>(&MapValues[S][I]),
+          &MapValues[S][I],
           T.Elem == DType::BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
                                 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
           2, ArgValues[S][T.Arg], Dims, Stride, Box, Step,

@@ -148,10 +148,7 @@ struct ExecutionContext::Impl {
   /// Kernel parameters per step: the pointer values and pointers to them
   /// (then to the step's tensor maps, encoded from the pointers).
   std::vector<std::vector<void *>> ArgValues, ArgPtrs;
-  struct alignas(64) TensorMapBytes {
-    uint64_t V[16];
-  };
-  std::vector<std::vector<TensorMapBytes>> MapValues;
+  std::vector<std::vector<CUtensorMap>> MapValues;
   bool ArgsStale = true;
   /// Pointer-array matmuls (GemmConfig::pointerArrays): per gemm, where its
   /// A, B, C, D pointer arrays start in the tables (0 for other gemms), and
