@@ -8,6 +8,7 @@
 //     (measured, cached per configuration), and the workspace they need.
 //
 //===----------------------------------------------------------------------===//
+#include "codegen/NvrtcCompiler.h"
 #include "frontend/OnnxImporter.h"
 #include "passes/Pipeline.h"
 #include "runtime/cuda/CudaLibraries.h"
@@ -168,7 +169,9 @@ CompiledModel::compileGraph(Graph &G, const CompileOptions &Opts) {
   PlanOptions PlanOpts;
   PlanOpts.Arch = Opts.Arch;
   if (PlanOpts.Arch.empty()) {
-    Expected<std::string> Arch = thisMachineArch();
+    NvrtcOptions Cache;
+    Cache.CacheDir = Opts.CacheDir;
+    Expected<std::string> Arch = thisMachineArch(resolveCacheDir(Cache));
     if (Arch) {
       PlanOpts.Arch = *Arch;
     } else {

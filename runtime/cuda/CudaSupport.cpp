@@ -2,6 +2,11 @@
 #include "runtime/cuda/CudaSupport.h"
 #include "codegen/SharedLibrary.h"
 #include "runtime/cuda/CudaLibraries.h"
+#include "runtime/cuda/PlanFile.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
 #include <cstdlib>
 
 using namespace llvm;
@@ -194,15 +199,57 @@ static Expected<std::string> archFromNvml() {
   return Arch;
 }
 
-Expected<std::string> thisMachineArch() {
+std::string driverIdentity(StringRef Root) {
+  auto Read = [](const Twine &Path) -> std::string {
+    ErrorOr<std::unique_ptr<MemoryBuffer>> B =
+        MemoryBuffer::getFileAsStream(Path);
+    return B ? (*B)->getBuffer().str() : std::string();
+  };
+  std::string Id = Read(Root + "/version");
+  if (Id.empty())
+    return "";
+  std::vector<std::string> Gpus;
+  std::error_code EC;
+  for (sys::fs::directory_iterator It(Root + "/gpus", EC), End;
+       !EC && It != End; It.increment(EC))
+    Gpus.push_back(Read(It->path() + "/information"));
+  if (EC || Gpus.empty())
+    return "";
+  llvm::sort(Gpus);
+  for (const std::string &G : Gpus)
+    Id += G;
+  return Id;
+}
+
+Expected<std::string> thisMachineArch(StringRef CacheDir, StringRef Driver) {
   const char *Visible = std::getenv("CUDA_VISIBLE_DEVICES");
-  if (!Visible || !*Visible) {
-    Expected<std::string> Arch = archFromNvml();
-    if (Arch)
-      return Arch;
+  if (Visible && *Visible)
+    return currentDeviceArch();
+  // The answer kept beside the kernels, for as long as the driver and its
+  // GPUs stay the same: NVML's start (~13 ms) was a third of a compile
+  // whose kernels were all cached. The file is the arch, a newline, then
+  // the identity it was asked under.
+  std::string Id = CacheDir.empty() ? "" : driverIdentity(Driver);
+  SmallString<256> Path(CacheDir);
+  sys::path::append(Path, "gpu-arch.txt");
+  if (!Id.empty())
+    if (ErrorOr<std::unique_ptr<MemoryBuffer>> B =
+            MemoryBuffer::getFile(Path, /*IsText=*/true)) {
+      auto [Arch, Rest] = (*B)->getBuffer().split('\n');
+      if (Rest == Id && Arch.startswith("sm_") && Arch.size() <= 8)
+        return Arch.str();
+    }
+  Expected<std::string> Arch = archFromNvml();
+  if (!Arch) {
     consumeError(Arch.takeError());
+    return currentDeviceArch();
   }
-  return currentDeviceArch();
+  // Best effort: an unwritable cache only costs the next compile NVML.
+  if (!Id.empty() && !sys::fs::create_directories(CacheDir))
+    consumeError(writeAtomically(Path, [&](raw_pwrite_stream &OS) {
+      OS << *Arch << "\n" << Id;
+    }));
+  return Arch;
 }
 
 } // namespace solder

@@ -52,8 +52,17 @@ llvm::Expected<GpuPeaks> currentGpuPeaks();
 /// context: NVML answers in ~15 ms where the driver's initialization takes
 /// ~0.2 s, which would dominate a compile whose kernels are all cached. It
 /// falls back to currentDeviceArch() where NVML is missing, the GPUs differ
-/// in architecture, or CUDA_VISIBLE_DEVICES reorders them.
-llvm::Expected<std::string> thisMachineArch();
+/// in architecture, or CUDA_VISIBLE_DEVICES reorders them. The answer is
+/// kept in CacheDir (the resolved kernel cache folder; empty: not kept)
+/// and reused while the driver's /proc identity of itself and its GPUs is
+/// unchanged (Driver: that /proc folder, a parameter for tests).
+llvm::Expected<std::string>
+thisMachineArch(llvm::StringRef CacheDir,
+                llvm::StringRef Driver = "/proc/driver/nvidia");
+/// What the NVIDIA driver under Driver says it is and which GPUs it drives
+/// (its version file, then each GPU's information file: model, UUID, bus),
+/// empty without them.
+std::string driverIdentity(llvm::StringRef Driver);
 
 } // namespace solder
 
