@@ -3,7 +3,8 @@
 // A developer's bench for codegen/GemmEmitter.cpp and WgmmaGemm.cpp on the
 // GPU machine: emits forced variants of the generated GEMM (the mma.sync
 // loop with K split as chosen and over 1 to 8 blocks at 128 rows; the
-// wgmma loop with the chosen tile and explicit tiles) for small
+// wgmma loop with the chosen tile and explicit tiles, the TMA loop also
+// with K split over 1 to 6 blocks at 128 rows) for small
 // layout probes (odd edges, transB, a LayerNorm over a cluster with a
 // partial block) and for the BERT-base fp16 shapes (M = 4096 and 128; N x K
 // = 768x768, 2304x768, 3072x768, 768x3072; x W + b, and LayerNorm(x W + b +
@@ -172,7 +173,8 @@ static std::string variantName(const GemmVariant &V) {
                      : V.Specialized ? "wgmma-ws "
                                      : "wgmma ") +
          std::to_string(V.Tile.BM) + "x" + std::to_string(V.Tile.BN) + " s" +
-         std::to_string(V.Tile.Stages);
+         std::to_string(V.Tile.Stages) +
+         (V.KSplit ? " split " + std::to_string(V.KSplit) : "");
 }
 
 int main(int argc, char **argv) {
@@ -214,6 +216,11 @@ int main(int argc, char **argv) {
     V.Tile = {BM, BN, S};
     return V;
   };
+  auto TmaSplit = [&](int BM, int BN, int S, int KSplit) {
+    GemmVariant V = Tma(BM, BN, S);
+    V.KSplit = KSplit;
+    return V;
+  };
   auto Split = [](int KSplit) {
     GemmVariant V;
     V.KSplit = KSplit;
@@ -234,7 +241,12 @@ int main(int argc, char **argv) {
                                   Ws(64, 192, 6),
                                   Ws(64, 128, 6),
                                   Tma(128, 192, 5),
+                                  Tma(128, 192, 4),
                                   Tma(128, 128, 6),
+                                  Tma(128, 128, 4),
+                                  Tma(128, 128, 3),
+                                  Tma(64, 128, 3),
+                                  Tma(64, 192, 4),
                                   Tma(64, 192, 6)};
   std::vector<GemmVariant> Small = {Mma,
                                     Split(1),
@@ -252,7 +264,16 @@ int main(int argc, char **argv) {
                                     Ws(64, 64, 6),
                                     Ws(64, 128, 6),
                                     Tma(128, 64, 6),
-                                    Tma(64, 64, 6),
+                                    TmaSplit(64, 64, 6, 1),
+                                    TmaSplit(64, 64, 6, 2),
+                                    TmaSplit(64, 64, 6, 3),
+                                    TmaSplit(64, 64, 6, 4),
+                                    TmaSplit(64, 64, 6, 6),
+                                    TmaSplit(64, 64, 4, 4),
+                                    TmaSplit(128, 64, 6, 2),
+                                    TmaSplit(128, 64, 6, 4),
+                                    TmaSplit(64, 128, 6, 2),
+                                    TmaSplit(64, 128, 6, 4),
                                     Tma(64, 128, 6)};
   std::vector<GemmVariant> LnBig = {Mma,
                                     Auto,
@@ -274,14 +295,15 @@ int main(int argc, char **argv) {
        200,
        320,
        200,
-       {Auto, W(128, 128, 4), W(192, 128, 5), Ws(128, 128, 4),
-        Tma(128, 128, 4)},
+       {Auto, W(128, 128, 4), W(192, 128, 5), Ws(128, 128, 4), Tma(128, 128, 4),
+        TmaSplit(128, 128, 4, 2), TmaSplit(64, 64, 4, 3)},
        true},
       {"gemmT",
        200,
        104,
        200,
-       {Auto, W(64, 104, 4), W(128, 128, 4), Tma(64, 104, 4)}},
+       {Auto, W(64, 104, 4), W(128, 128, 4), Tma(64, 104, 4),
+        TmaSplit(64, 104, 4, 2)}},
       {"ln", 200, 1000, 136, {Auto, W(128, 128, 4), W(64, 256, 4)}},
   };
   for (int64_t M : {4096, 128})

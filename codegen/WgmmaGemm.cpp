@@ -146,14 +146,17 @@ solder_cp_wait0();)";
 // keep one wgmma group in flight. No block-wide barrier after the start,
 // so copying and multiplying overlap without lockstep. The producers
 // leave before the epilogue, which therefore must have no block barrier
-// (no row normalization).
+// (no row normalization). With K split over a cluster (block z walks
+// steps kt0..kt0 + KT) they stay for the reduction's barriers instead,
+// skipping the consumers' loop, and leave after it.
 const char *const WgmmaLoopWs =
     R"(constexpr int BM = $BM, BN = $BN, BK = 64, STAGES = $STAGES, NWG = BM / 64, LAG = 2;
 constexpr int NTH = NWG * 128, WM = NWG * 4, WN = 1, TM = 16, TN = BN, MT = 1, NT = BN / 8;
 constexpr int A_STAGE = BM * 128, B_STAGE = $BSTAGE;
 static_assert(WM * WN * 32 == NTH && BM % 16 == 0, "tile");
 constexpr long long M = $M;
-constexpr int N = $N, K = $K, KT = (K + BK - 1) / BK;
+constexpr int N = $N, K = $K, KTALL = (K + BK - 1) / BK;
+$KSPLIT
 extern __shared__ __align__(128) unsigned char solder_dyn_smem[];
 // Stages on a 1024-byte boundary (the swizzle atom), A's then B's, then
 // full[STAGES] and empty[STAGES] barriers.
@@ -179,7 +182,7 @@ const unsigned long long da0 = solder_wgmma_desc(as_u + (warp >> 2) * (64 * 128)
 const unsigned long long db0 = solder_wgmma_desc(bs_u, $BLBO, 1024);
 int rs = 0, prev = -1;
 unsigned ph = 0;
-for (int kt = 0; kt < KT; ++kt) {
+for (int kt = 0; kt < $CONSUMER_KT; ++kt) {
   solder_mbar_wait(full_u + 8 * rs, ph);
 $ISSUE_STEP
   // Step kt - 1's wgmmas are done: its stage may be refilled.
@@ -205,7 +208,7 @@ $LOAD_STAGE
   unsigned ph = 0;
   for (int kt = 0; kt < KT; ++kt) {
     solder_mbar_wait(empty_u + 8 * s, ph ^ 1);
-    load_stage(s, kt);
+    load_stage(s, kt0 + kt);
     solder_cp_commit();
     if (kt >= LAG) {
       // The stage of step kt - LAG has landed: publish it.
@@ -220,7 +223,7 @@ $LOAD_STAGE
   solder_fence_async_smem();
   for (int kt = KT > LAG ? KT - LAG : 0; kt < KT; ++kt)
     solder_mbar_arrive(full_u + 8 * (kt % STAGES));
-  return;
+$PRODUCER_END
 })";
 // ... or one thread driving the tensor memory accelerator (TMA) through
 // the kernel's tensor-map parameters (128-byte swizzle, boxes of 64 of the
@@ -236,19 +239,19 @@ const char *const TmaProducer =
       solder_mbar_wait(empty_u + 8 * s, ph ^ 1);
       const unsigned fb = full_u + 8 * s;
       solder_mbar_expect_tx(fb, A_STAGE + B_STAGE);
-      solder_tma_2d(as_u + s * A_STAGE, &$TMAP_A, kt * BK, (int)m0, fb);
+      solder_tma_2d(as_u + s * A_STAGE, &$TMAP_A, (kt0 + kt) * BK, (int)m0, fb);
 $TMA_B
       s = s + 1 == STAGES ? 0 : s + 1;
       ph ^= s == 0;
     }
   }
-  return;
+$PRODUCER_END
 })";
 const char *const TmaBKN =
     R"(      for (int j = 0; j < BN / 64; ++j)
-        solder_tma_2d(bs_u + s * B_STAGE + j * 8192, &$TMAP_B, n0 + 64 * j, kt * BK, fb);)";
+        solder_tma_2d(bs_u + s * B_STAGE + j * 8192, &$TMAP_B, n0 + 64 * j, (kt0 + kt) * BK, fb);)";
 const char *const TmaBNK =
-    R"(      solder_tma_2d(bs_u + s * B_STAGE, &$TMAP_B, kt * BK, n0, fb);)";
+    R"(      solder_tma_2d(bs_u + s * B_STAGE, &$TMAP_B, (kt0 + kt) * BK, n0, fb);)";
 
 // B as [K, N] (N-major): chunk x = tid + i * NTH of a stage is k-row
 // x / (BN / 8), 16-byte column cc = x % (BN / 8), stored in 64-column block
@@ -416,19 +419,25 @@ std::string wgmmaMainLoop(const WgmmaTile &T, bool TransB, int64_t M, int64_t N,
                           int64_t K, const std::string &ElemType,
                           const std::string &APtr, const std::string &BPtr,
                           bool Specialized, bool Tma, const std::string &TmapA,
-                          const std::string &TmapB) {
+                          const std::string &TmapB, int KSplit,
+                          const std::string &KSplitText) {
   // N-major B is stored in whole 64-column blocks.
   int64_t BStage = TransB ? int64_t(T.BN) * 128 : ceilDiv(T.BN, 64) * 8192;
   // Texts first (each may hold the names of the next), names last.
   std::string Loop = substitute(Specialized ? WgmmaLoopWs : WgmmaLoop,
                                 {{"PRODUCER", Tma ? TmaProducer : CopyProducer},
                                  {"FULL_COUNT", Tma ? "1" : "128"},
-                                 {"TMA_B", TransB ? TmaBNK : TmaBKN}});
-  Loop = substitute(std::move(Loop), {{"BLOCK_VARS", BlockVars},
-                                      {"LOAD_STAGE", LoadStage},
-                                      {"ISSUE_STEP", IssueStep},
-                                      {"TMAP_A", TmapA},
-                                      {"TMAP_B", TmapB}});
+                                 {"TMA_B", TransB ? TmaBNK : TmaBKN},
+                                 {"KSPLIT", KSplitText}});
+  Loop =
+      substitute(std::move(Loop),
+                 {{"PRODUCER_END", KSplit > 1 ? "" : "  return;"},
+                  {"CONSUMER_KT", KSplit > 1 ? "(tid < NTH ? KT : 0)" : "KT"},
+                  {"BLOCK_VARS", BlockVars},
+                  {"LOAD_STAGE", LoadStage},
+                  {"ISSUE_STEP", IssueStep},
+                  {"TMAP_A", TmapA},
+                  {"TMAP_B", TmapB}});
   Loop = substitute(std::move(Loop), {{"SETUP_B", TransB ? SetupBNK : SetupBKN},
                                       {"COPY_B", TransB ? CopyBNK : CopyBKN}});
   return substitute(std::move(Loop),
@@ -443,6 +452,7 @@ std::string wgmmaMainLoop(const WgmmaTile &T, bool TransB, int64_t M, int64_t N,
                      {"M", std::to_string(M) + "LL"},
                      {"N", std::to_string(N)},
                      {"K", std::to_string(K)},
+                     {"SPLIT", std::to_string(KSplit)},
                      {"T", ElemType},
                      {"APARAM", APtr},
                      {"BPARAM", BPtr}});

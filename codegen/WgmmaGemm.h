@@ -61,20 +61,24 @@ unsigned wgmmaSharedBytes(const WgmmaTile &T, bool Specialized = false);
 /// Specialized: the warp-specialized loop, launched with NTH + 128
 /// threads, whose last 128 (the producers) return before the epilogue;
 /// Tma: its producer is one thread issuing tensor copies through the
-/// tensor maps at TmapA and TmapB (tmaOperandMaps).
+/// tensor maps at TmapA and TmapB (tmaOperandMaps). KSplit > 1 (the
+/// specialized loop only): block z of a cluster walks its share of K as
+/// KSplitText (defining kt0 and KT from KTALL) says, producers staying.
 std::string wgmmaMainLoop(const WgmmaTile &T, bool TransB, int64_t M, int64_t N,
                           int64_t K, const std::string &ElemType,
                           const std::string &APtr, const std::string &BPtr,
                           bool Specialized = false, bool Tma = false,
                           const std::string &TmapA = "",
-                          const std::string &TmapB = "");
+                          const std::string &TmapB = "", int KSplit = 1,
+                          const std::string &KSplitText = "");
 
 /// Which main loop a generated GEMM uses, forced (tests, tile sweeps);
 /// BM = 0 lets the wgmma tile be chosen, KSplit = 0 the split of K.
 struct GemmVariant {
   bool Wgmma = false;
   WgmmaTile Tile = {0, 0, 0};
-  /// Blocks of the mma.sync loop's split-K cluster (0: chosen; 1: none).
+  /// Blocks of the split-K cluster of the mma.sync or TMA loop (0:
+  /// chosen; 1: none).
   int KSplit = 0;
   /// The wgmma loop with a producer warpgroup (WgmmaGemm.cpp; no row
   /// normalization, tiles of at most 192 columns).

@@ -115,17 +115,22 @@ inline std::string gemmGroupGraph(const std::string &T, int64_t Lead, int64_t M,
 /// over 8), M and N edges, B either way, batched A. The warp-specialized
 /// wgmma loop: one to many steps of K (fewer than the producers' lag of
 /// 2, K not a multiple of 64), edges, B either way, one and two consumer
-/// warpgroups.
+/// warpgroups; with its TMA producer and with K split over a cluster of 2
+/// to 4 (a split left with no step of K, B either way, both producers).
 struct GemmVariantCase {
   int64_t Lead, M, N, K;
   const char *Epi;
   bool TransB;
   codegen::GemmVariant V;
   std::string name() const {
-    return V.Wgmma ? std::string(V.Specialized ? "warp-specialized " : "") +
-                         "wgmma tile " + std::to_string(V.Tile.BM) + "x" +
-                         std::to_string(V.Tile.BN)
-                   : "mma.sync, K split " + std::to_string(V.KSplit);
+    return V.Wgmma
+               ? std::string(V.Tma           ? "TMA "
+                             : V.Specialized ? "warp-specialized "
+                                             : "") +
+                     "wgmma tile " + std::to_string(V.Tile.BM) + "x" +
+                     std::to_string(V.Tile.BN) +
+                     (V.KSplit ? ", K split " + std::to_string(V.KSplit) : "")
+               : "mma.sync, K split " + std::to_string(V.KSplit);
   }
 };
 
@@ -145,6 +150,12 @@ inline const std::vector<GemmVariantCase> &gemmVariantCases() {
   };
   auto Split = [](int KSplit) {
     codegen::GemmVariant V;
+    V.KSplit = KSplit;
+    return V;
+  };
+  auto WsSplit = [&](int BM, int BN, int Stages, int KSplit, bool Tma) {
+    codegen::GemmVariant V = Ws(BM, BN, Stages);
+    V.Tma = Tma;
     V.KSplit = KSplit;
     return V;
   };
@@ -174,6 +185,11 @@ inline const std::vector<GemmVariantCase> &gemmVariantCases() {
       {0, 600, 384, 96, "bias", false, Ws(128, 128, 4)},
       {0, 1, 64, 8, "bias", false, Ws(64, 64, 4)},
       {1, 130, 256, 1000, "gelu", false, Ws(64, 128, 6)},
+      {0, 128, 768, 3072, "bias", false, WsSplit(64, 64, 6, 4, true)},
+      {0, 200, 320, 200, "gelu", false, WsSplit(64, 64, 4, 3, true)},
+      {0, 64, 96, 72, "gelu", true, WsSplit(64, 96, 4, 2, true)},
+      {0, 130, 256, 1000, "gelu", false, WsSplit(64, 128, 6, 2, true)},
+      {0, 128, 768, 768, "bias", false, WsSplit(64, 64, 6, 2, false)},
   };
   return Cases;
 }

@@ -55,4 +55,29 @@ const CudaLibraries &cudaLibs() {
   return libraries().table();
 }
 
+llvm::Error encodeTensorMap(const TensorMapShape &Shape, void *Ptr,
+                            CUtensorMap &Out, const llvm::Twine &What) {
+  auto Fail = [&](const llvm::Twine &Why) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   What + ": " + Why);
+  };
+  if (!cudaLibs().cuTensorMapEncodeTiled)
+    return Fail("needs a tensor map, and this CUDA driver has no "
+                "cuTensorMapEncodeTiled");
+  cuuint64_t Dims[2] = {cuuint64_t(Shape.Dims[0]), cuuint64_t(Shape.Dims[1])};
+  cuuint64_t Stride[1] = {cuuint64_t(Shape.RowBytes)};
+  cuuint32_t Box[2] = {Shape.Box[0], Shape.Box[1]}, Step[2] = {1, 1};
+  CUresult R = cudaLibs().cuTensorMapEncodeTiled(
+      &Out,
+      Shape.Elem == DType::BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                                : CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+      2, Ptr, Dims, Stride, Box, Step, CU_TENSOR_MAP_INTERLEAVE_NONE,
+      CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+      CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (R != CUDA_SUCCESS)
+    return Fail("cannot encode its tensor map (CUresult " +
+                llvm::Twine(int(R)) + "; the buffer must be 16-byte aligned)");
+  return llvm::Error::success();
+}
+
 } // namespace solder

@@ -9,6 +9,7 @@
 #ifndef SOLDER_RUNTIME_CUDA_CUDALIBRARIES_H
 #define SOLDER_RUNTIME_CUDA_CUDALIBRARIES_H
 
+#include "codegen/GeneratedKernel.h"
 #include "llvm/Support/Error.h"
 #include <cublasLt.h>
 #include <cudaTypedefs.h>
@@ -77,6 +78,12 @@ llvm::Expected<const CudaLibraries *> loadCudaLibraries();
 /// The table, after loadCudaLibraries succeeded (asserted): for code that
 /// only runs on a model already loaded onto a device.
 const CudaLibraries &cudaLibs();
+
+/// Encodes the tensor map of Shape over the buffer at Ptr (the TMA
+/// kernels' parameters; 128-byte swizzle, edges zero-filled). What names
+/// the map in errors ("kernel K: argument 3").
+llvm::Error encodeTensorMap(const TensorMapShape &Shape, void *Ptr,
+                            CUtensorMap &Out, const llvm::Twine &What);
 
 } // namespace solder
 

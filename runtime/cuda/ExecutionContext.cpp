@@ -164,28 +164,12 @@ Error ExecutionContext::Impl::encodeTensorMaps() {
     if (MapValues[S].empty())
       continue;
     const PlanKernel &K = P.Kernels[P.Steps[S].Index];
-    if (!cudaLibs().cuTensorMapEncodeTiled)
-      return rtError("kernel " + K.Name +
-                     " needs tensor maps, and this CUDA driver has no "
-                     "cuTensorMapEncodeTiled");
     for (size_t I = 0; I < K.TensorMaps.size(); ++I) {
       const PlanTensorMap &T = K.TensorMaps[I];
-      cuuint64_t Dims[2] = {cuuint64_t(T.Dims[0]), cuuint64_t(T.Dims[1])};
-      cuuint64_t Stride[1] = {cuuint64_t(T.RowBytes)};
-      cuuint32_t Box[2] = {T.Box[0], T.Box[1]}, Step[2] = {1, 1};
-      CUresult R = cudaLibs().cuTensorMapEncodeTiled(
-          &MapValues[S][I],
-          T.Elem == DType::BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
-                                : CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
-          2, ArgValues[S][T.Arg], Dims, Stride, Box, Step,
-          CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-          CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-          CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-      if (R != CUDA_SUCCESS)
-        return rtError("kernel " + K.Name + ": cannot encode the tensor " +
-                       "map of its argument " + std::to_string(T.Arg) +
-                       " (CUresult " + std::to_string(int(R)) +
-                       "; the buffer must be 16-byte aligned)");
+      if (Error E = encodeTensorMap(T, ArgValues[S][T.Arg], MapValues[S][I],
+                                    "kernel " + K.Name + ": argument " +
+                                        Twine(T.Arg)))
+        return E;
     }
   }
   return Error::success();

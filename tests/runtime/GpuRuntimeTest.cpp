@@ -503,8 +503,9 @@ TEST(GpuRuntimeTest, GemmVariantsMatchReference) {
   // Forced loops of the generated GEMM, each launched on its own on the
   // group's operands (the output poisoned with NaN first) and checked
   // against the reference executor, f16 and bf16: the wgmma loop
-  // (codegen/WgmmaGemm.cpp) with chosen and explicit tiles, and the
-  // mma.sync loop with K split over a cluster (tests/GemmGroupGraph.h
+  // (codegen/WgmmaGemm.cpp) with chosen and explicit tiles, warp
+  // specialized, fed by TMA (tensor maps encoded here), K split over a
+  // cluster, and the mma.sync loop with K split (tests/GemmGroupGraph.h
   // lists the cases). The weights repeat every 24 rows of K, so reading
   // the wrong 16 rows of B fails.
   SKIP_WITHOUT_GPU();
@@ -514,6 +515,8 @@ TEST(GpuRuntimeTest, GemmVariantsMatchReference) {
     GTEST_SKIP() << "wgmma needs sm_90; this GPU is " << *DevArch;
   llvm::Expected<int> Dev = requireDevice();
   ASSERT_TRUE(bool(Dev)) << llvm::toString(Dev.takeError());
+  llvm::Expected<const CudaLibraries *> Libs = loadCudaLibraries();
+  ASSERT_TRUE(bool(Libs)) << llvm::toString(Libs.takeError());
   for (const test::GemmVariantCase &C : test::gemmVariantCases())
     for (const char *T : {"f16", "bf16"}) {
       std::string Text =
@@ -590,6 +593,16 @@ TEST(GpuRuntimeTest, GemmVariantsMatchReference) {
       std::vector<void *> Args;
       for (void *&P : Ptrs)
         Args.push_back(&P);
+      // TMA kernels take their operands' tensor maps after the pointers.
+      std::vector<CUtensorMap> Maps(K->TensorMaps.size());
+      for (size_t I = 0; I < Maps.size(); ++I) {
+        const KernelTensorMap &TM = K->TensorMaps[I];
+        llvm::Error E =
+            encodeTensorMap(TM, Ptrs[K->Outputs.size() + TM.Input], Maps[I],
+                            "tensor map " + llvm::Twine(I));
+        ASSERT_FALSE(bool(E)) << llvm::toString(std::move(E));
+        Args.push_back(&Maps[I]);
+      }
       ASSERT_EQ(cudaLaunchKernel(reinterpret_cast<const void *>(Kern),
                                  dim3(K->Grid[0], K->Grid[1], K->Grid[2]),
                                  dim3(K->Block[0], K->Block[1], K->Block[2]),
