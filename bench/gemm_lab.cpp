@@ -4,7 +4,7 @@
 // GPU machine: emits forced variants of the generated GEMM (the mma.sync
 // loop with K split as chosen and over 1 to 8 blocks at 128 rows; the
 // wgmma loop with the chosen tile and explicit tiles, the TMA loop also
-// with K split over 1 to 6 blocks at 128 rows) for small
+// with K split over 1 to 6 blocks at 128 rows, and persistent) for small
 // layout probes (odd edges, transB, a LayerNorm over a cluster with a
 // partial block) and for the BERT-base fp16 shapes (M = 4096 and 128; N x K
 // = 768x768, 2304x768, 3072x768, 768x3072; x W + b, and LayerNorm(x W + b +
@@ -21,8 +21,9 @@
 //   build/bench/solder_gemm_lab --compile-only --cache build/gemm-lab-cache
 //   # there, with the build carried:
 //   build/bench/solder_gemm_lab --cache build/gemm-lab-cache
-// Options: --filter "gemm 4096x768x768", --iters N, --dump DIR (sources and
-// cubins, for cuobjdump -sass | grep HGMMA), --compile-only.
+// Options: --filter "gemm 4096x768x768", --variant "wgmma-tma 128x192 s5"
+// (one variant by its exact name, e.g. under ncu), --iters N, --dump DIR
+// (sources and cubins, for cuobjdump -sass | grep HGMMA), --compile-only.
 //
 // It links the CUDA driver (libcuda) directly, unlike solder itself, so it
 // is built only when asked for and runs only where a driver is.
@@ -174,12 +175,13 @@ static std::string variantName(const GemmVariant &V) {
                                      : "wgmma ") +
          std::to_string(V.Tile.BM) + "x" + std::to_string(V.Tile.BN) + " s" +
          std::to_string(V.Tile.Stages) +
-         (V.KSplit ? " split " + std::to_string(V.KSplit) : "");
+         (V.KSplit ? " split " + std::to_string(V.KSplit) : "") +
+         (V.Persistent ? " persistent" : "");
 }
 
 int main(int argc, char **argv) {
   bool CompileOnly = false;
-  std::string Cache = "lab-cache", Filter, Dump;
+  std::string Cache = "lab-cache", Filter, Dump, Only;
   int Iters = 100;
   for (int I = 1; I < argc; ++I) {
     std::string A = argv[I];
@@ -189,6 +191,8 @@ int main(int argc, char **argv) {
       Cache = argv[++I];
     else if (A == "--filter" && I + 1 < argc)
       Filter = argv[++I];
+    else if (A == "--variant" && I + 1 < argc)
+      Only = argv[++I];
     else if (A == "--dump" && I + 1 < argc)
       Dump = argv[++I];
     else if (A == "--iters" && I + 1 < argc)
@@ -216,6 +220,11 @@ int main(int argc, char **argv) {
     V.Tile = {BM, BN, S};
     return V;
   };
+  auto TmaPersistent = [&](int BM, int BN, int S) {
+    GemmVariant V = Tma(BM, BN, S);
+    V.Persistent = true;
+    return V;
+  };
   auto TmaSplit = [&](int BM, int BN, int S, int KSplit) {
     GemmVariant V = Tma(BM, BN, S);
     V.KSplit = KSplit;
@@ -241,6 +250,14 @@ int main(int argc, char **argv) {
                                   Ws(64, 192, 6),
                                   Ws(64, 128, 6),
                                   Tma(128, 192, 5),
+                                  TmaPersistent(128, 192, 5),
+                                  TmaPersistent(128, 192, 4),
+                                  TmaPersistent(128, 128, 6),
+                                  TmaPersistent(128, 128, 4),
+                                  TmaPersistent(64, 192, 6),
+                                  Tma(128, 256, 4),
+                                  TmaPersistent(128, 256, 4),
+                                  TmaPersistent(128, 256, 3),
                                   Tma(128, 192, 4),
                                   Tma(128, 128, 6),
                                   Tma(128, 128, 4),
@@ -296,7 +313,8 @@ int main(int argc, char **argv) {
        320,
        200,
        {Auto, W(128, 128, 4), W(192, 128, 5), Ws(128, 128, 4), Tma(128, 128, 4),
-        TmaSplit(128, 128, 4, 2), TmaSplit(64, 64, 4, 3)},
+        TmaSplit(128, 128, 4, 2), TmaSplit(64, 64, 4, 3),
+        TmaPersistent(64, 64, 4)},
        true},
       {"gemmT",
        200,
@@ -354,6 +372,8 @@ int main(int argc, char **argv) {
       return 2;
     }
     for (const GemmVariant &V : C.Variants) {
+      if (!Only.empty() && variantName(V) != Only)
+        continue;
       CodegenOptions O;
       O.SmVersion = 90;
       KernelNamer Names(**G);
@@ -363,7 +383,9 @@ int main(int argc, char **argv) {
         It.Error = llvm::toString(K.takeError());
       else
         It.K = std::move(*K);
-      if (C.SwapProbe && V.Wgmma && It.Error.empty()) {
+      // (Not the persistent loop: there the swapped stride reads past the
+      // shared memory, a fault that would end the run.)
+      if (C.SwapProbe && V.Wgmma && !V.Persistent && It.Error.empty()) {
         Item Sw = It;
         std::string From = "solder_wgmma_desc(bs_u, 8192, 1024)";
         size_t At = Sw.K.Source.find(From);

@@ -60,6 +60,9 @@ constexpr int64_t MaxCluster = 8;
 /// Blocks under which a smaller tile is taken (about one per SM of an
 /// H100).
 constexpr int64_t FillBlocks = 120;
+/// Blocks of a persistent GEMM: one per SM of an H100 SXM (a GPU with
+/// fewer runs the rest as a second, short wave).
+constexpr int64_t PersistentBlocks = 132;
 
 struct GemmShape {
   const Node *Anchor = nullptr;
@@ -530,7 +533,7 @@ codegen::emitGeneratedGemmVariant(const Node &Group, const CodegenOptions &Opts,
     if (W.BM % 64 || W.BM < 64 || W.BM > 256 || W.BN % 8 || W.BN < 8 ||
         W.BN > 256 || (!TransB && W.BN % 64) || W.Stages < 3 ||
         wgmmaSharedBytes(W, Specialized) > 220 * 1024 ||
-        (Specialized && (W.BN > 192 || W.BM > 128)) ||
+        (Specialized && (W.BN > (Tma ? 256 : 192) || W.BM > 128)) ||
         (S.Norm && (S.N + W.BN - 1) / W.BN > MaxCluster))
       return groupError(Group, nullptr,
                         "no wgmma GEMM with tile " + std::to_string(W.BM) +
@@ -573,6 +576,21 @@ codegen::emitGeneratedGemmVariant(const Node &Group, const CodegenOptions &Opts,
                       "no split K: it needs sm_90, the mma.sync or the "
                       "warp-specialized loop and no row normalization");
   }
+  // A persistent TMA loop: a block per SM walking tiles, so the producer
+  // fills the next tile's stages during this one's epilogue.
+  const int64_t Tiles = ((S.M + T.BM - 1) / T.BM) * ((S.N + T.BN - 1) / T.BN);
+  const bool Persistent =
+      Force ? Force->Persistent
+            : Tma && !S.Norm && KSplit == 1 && Tiles > PersistentBlocks;
+  if (Persistent && (!Tma || S.Norm))
+    return groupError(Group, nullptr,
+                      "no persistent GEMM: it needs the TMA loop and no row "
+                      "normalization");
+  // Tiles wider than 192 need the producers' registers (setmaxnreg),
+  // which they give up only when they leave before the epilogue.
+  const bool MoveRegisters = Tma && W.BN > 192;
+  if (Persistent || MoveRegisters)
+    KSplit = 1;
   if (KSplit < 1 || KSplit > MaxCluster)
     return groupError(Group, nullptr,
                       "split K over " + std::to_string(KSplit) +
@@ -677,7 +695,8 @@ codegen::emitGeneratedGemmVariant(const Node &Group, const CodegenOptions &Opts,
     }
     Loop = wgmmaMainLoop(W, TransB, S.M, S.N, S.K, Tn, AParam, BParam,
                          Specialized, Tma, TmapA, TmapB, int(KSplit),
-                         KSplit > 1 ? KSplitMany : KSplitOne);
+                         KSplit > 1 ? KSplitMany : KSplitOne, Persistent,
+                         MoveRegisters);
     // The producers stayed for the reduction's barriers; the epilogue is
     // the consumers'.
     if (KSplit > 1)
@@ -821,11 +840,15 @@ codegen::emitGeneratedGemmVariant(const Node &Group, const CodegenOptions &Opts,
     };
 
     if (!S.Norm) {
-      return ForElements("", false, [&](const Coords &C) -> llvm::Error {
-        if (auto E = Product(C))
-          return E;
-        return StoreResults(C, false);
-      });
+      llvm::Error E =
+          ForElements("", false, [&](const Coords &C) -> llvm::Error {
+            if (auto E = Product(C))
+              return E;
+            return StoreResults(C, false);
+          });
+      if (Persistent)
+        P.line("} // tile"); // the loop wgmmaMainLoop opened
+      return E;
     }
 
     // Pass 1: the normalized value X (pre-norm results stored), kept in
@@ -947,9 +970,13 @@ codegen::emitGeneratedGemmVariant(const Node &Group, const CodegenOptions &Opts,
   }();
   if (Err)
     return std::move(Err);
-  B.setGrid({unsigned((S.M + T.BM - 1) / T.BM),
-             unsigned((S.N + T.BN - 1) / T.BN), unsigned(KSplit)},
-            Threads);
+  if (Persistent)
+    B.setGrid({unsigned(std::min<int64_t>(Tiles, PersistentBlocks)), 1, 1},
+              Threads);
+  else
+    B.setGrid({unsigned((S.M + T.BM - 1) / T.BM),
+               unsigned((S.N + T.BN - 1) / T.BN), unsigned(KSplit)},
+              Threads);
   B.setDynamicShared(SharedBytes);
   return B.finish();
 }

@@ -149,6 +149,11 @@ solder_cp_wait0();)";
 // (no row normalization). With K split over a cluster (block z walks
 // steps kt0..kt0 + KT) they stay for the reduction's barriers instead,
 // skipping the consumers' loop, and leave after it.
+//
+// Persistent (TMA only): a block per SM walks tiles tile, tile +
+// gridDim.x, ... (m fastest); the producer runs ahead into the next
+// tile's stages while the consumers run this one's epilogue, which the
+// caller prints inside the consumers' tile loop and closes.
 const char *const WgmmaLoopWs =
     R"(constexpr int BM = $BM, BN = $BN, BK = 64, STAGES = $STAGES, NWG = BM / 64, LAG = 2;
 constexpr int NTH = NWG * 128, WM = NWG * 4, WN = 1, TM = 16, TN = BN, MT = 1, NT = BN / 8;
@@ -172,16 +177,17 @@ if (tid == 0) {
   solder_fence_mbar_init();
 }
 __syncthreads();
-$PRODUCER
-float acc[MT][NT][4];
-#pragma unroll
-for (int nt = 0; nt < NT; ++nt)
-  acc[0][nt][0] = acc[0][nt][1] = acc[0][nt][2] = acc[0][nt][3] = 0.f;
+$PRODUCER$REG_INC
 // Warpgroup warp / 4 reads rows 64 * (warp / 4).. of A's stage.
 const unsigned long long da0 = solder_wgmma_desc(as_u + (warp >> 2) * (64 * 128), 16, 1024);
 const unsigned long long db0 = solder_wgmma_desc(bs_u, $BLBO, 1024);
 int rs = 0, prev = -1;
 unsigned ph = 0;
+$TILE_BEGIN
+float acc[MT][NT][4];
+#pragma unroll
+for (int nt = 0; nt < NT; ++nt)
+  acc[0][nt][0] = acc[0][nt][1] = acc[0][nt][2] = acc[0][nt][3] = 0.f;
 for (int kt = 0; kt < $CONSUMER_KT; ++kt) {
   solder_mbar_wait(full_u + 8 * rs, ph);
 $ISSUE_STEP
@@ -193,7 +199,7 @@ $ISSUE_STEP
   rs = rs + 1 == STAGES ? 0 : rs + 1;
   ph ^= rs == 0;
 }
-solder_wgmma_wait<0>();)";
+solder_wgmma_wait<0>();$TILE_RELEASE)";
 
 // The producers of the specialized loop: 128 threads copying with
 // cp.async (each publishes a stage once its own copies landed and were
@@ -231,10 +237,11 @@ $PRODUCER_END
 // stage is full when its bytes arrived (expect_tx, complete_tx), edges
 // zero-filled by the copy engine.
 const char *const TmaProducer =
-    R"(if (tid >= NTH) {
+    R"(if (tid >= NTH) {$REG_DEC
   if (tid == NTH) {
     int s = 0;
     unsigned ph = 0;
+$TILE_BEGIN
     for (int kt = 0; kt < KT; ++kt) {
       solder_mbar_wait(empty_u + 8 * s, ph ^ 1);
       const unsigned fb = full_u + 8 * s;
@@ -244,9 +251,30 @@ $TMA_B
       s = s + 1 == STAGES ? 0 : s + 1;
       ph ^= s == 0;
     }
+$TILE_END
   }
 $PRODUCER_END
 })";
+// Registers moved from the producer warpgroup (one thread issues copies)
+// to the consumers, whose 64 x 256 accumulators take 128 a thread: of the
+// 168 a thread of 384 the budget allows, 232 for consumers, 40 for
+// producers (which must return before any consumer code).
+const char *const RegDec = R"(
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");)";
+const char *const RegInc = R"(
+asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");)";
+// The persistent loop's walk over tiles: m0 and n0 of each (shadowing the
+// block's own).
+const char *const TileBegin =
+    R"(for (int tile = blockIdx.x; tile < $TILES_M * $TILES_N; tile += gridDim.x) {
+const long long m0 = (long long)(tile % $TILES_M) * BM;
+const int n0 = (tile / $TILES_M) * BN;)";
+// The consumers release the tile's last stage (the loop releases each
+// stage one step late) before its epilogue.
+const char *const TileRelease = R"(
+if (prev >= 0)
+  solder_mbar_arrive(empty_u + 8 * prev);
+prev = -1;)";
 const char *const TmaBKN =
     R"(      for (int j = 0; j < BN / 64; ++j)
         solder_tma_2d(bs_u + s * B_STAGE + j * 8192, &$TMAP_B, n0 + 64 * j, (kt0 + kt) * BK, fb);)";
@@ -420,7 +448,8 @@ std::string wgmmaMainLoop(const WgmmaTile &T, bool TransB, int64_t M, int64_t N,
                           const std::string &APtr, const std::string &BPtr,
                           bool Specialized, bool Tma, const std::string &TmapA,
                           const std::string &TmapB, int KSplit,
-                          const std::string &KSplitText) {
+                          const std::string &KSplitText, bool Persistent,
+                          bool MoveRegisters) {
   // N-major B is stored in whole 64-column blocks.
   int64_t BStage = TransB ? int64_t(T.BN) * 128 : ceilDiv(T.BN, 64) * 8192;
   // Texts first (each may hold the names of the next), names last.
@@ -431,7 +460,12 @@ std::string wgmmaMainLoop(const WgmmaTile &T, bool TransB, int64_t M, int64_t N,
                                  {"KSPLIT", KSplitText}});
   Loop =
       substitute(std::move(Loop),
-                 {{"PRODUCER_END", KSplit > 1 ? "" : "  return;"},
+                 {{"REG_DEC", MoveRegisters ? RegDec : ""},
+                  {"REG_INC", MoveRegisters ? RegInc : ""},
+                  {"TILE_BEGIN", Persistent ? TileBegin : ""},
+                  {"TILE_END", Persistent ? "}" : ""},
+                  {"TILE_RELEASE", Persistent ? TileRelease : ""},
+                  {"PRODUCER_END", KSplit > 1 ? "" : "  return;"},
                   {"CONSUMER_KT", KSplit > 1 ? "(tid < NTH ? KT : 0)" : "KT"},
                   {"BLOCK_VARS", BlockVars},
                   {"LOAD_STAGE", LoadStage},
@@ -453,6 +487,8 @@ std::string wgmmaMainLoop(const WgmmaTile &T, bool TransB, int64_t M, int64_t N,
                      {"N", std::to_string(N)},
                      {"K", std::to_string(K)},
                      {"SPLIT", std::to_string(KSplit)},
+                     {"TILES_M", std::to_string(ceilDiv(M, T.BM))},
+                     {"TILES_N", std::to_string(ceilDiv(N, T.BN))},
                      {"T", ElemType},
                      {"APARAM", APtr},
                      {"BPARAM", BPtr}});

@@ -64,13 +64,18 @@ unsigned wgmmaSharedBytes(const WgmmaTile &T, bool Specialized = false);
 /// tensor maps at TmapA and TmapB (tmaOperandMaps). KSplit > 1 (the
 /// specialized loop only): block z of a cluster walks its share of K as
 /// KSplitText (defining kt0 and KT from KTALL) says, producers staying.
+/// Persistent (TMA, no split): the text ends inside the consumers' loop
+/// over tiles, which the caller closes after printing the epilogue.
+/// MoveRegisters (TMA, no split): setmaxnreg gives the producer
+/// warpgroup's registers to the consumers (tiles 256 wide).
 std::string wgmmaMainLoop(const WgmmaTile &T, bool TransB, int64_t M, int64_t N,
                           int64_t K, const std::string &ElemType,
                           const std::string &APtr, const std::string &BPtr,
                           bool Specialized = false, bool Tma = false,
                           const std::string &TmapA = "",
                           const std::string &TmapB = "", int KSplit = 1,
-                          const std::string &KSplitText = "");
+                          const std::string &KSplitText = "",
+                          bool Persistent = false, bool MoveRegisters = false);
 
 /// Which main loop a generated GEMM uses, forced (tests, tile sweeps);
 /// BM = 0 lets the wgmma tile be chosen, KSplit = 0 the split of K.
@@ -86,6 +91,9 @@ struct GemmVariant {
   /// Its producer drives TMA instead of copying (implies Specialized);
   /// the kernel takes the operands' tensor maps (tmaOperandMaps).
   bool Tma = false;
+  /// The TMA loop over a grid of at most one block per SM, each walking
+  /// tiles (no K split, no row normalization).
+  bool Persistent = false;
 };
 
 /// The tensor maps of the TMA producer for A ([M, K]) and B ([K, N], or

@@ -116,7 +116,9 @@ inline std::string gemmGroupGraph(const std::string &T, int64_t Lead, int64_t M,
 /// wgmma loop: one to many steps of K (fewer than the producers' lag of
 /// 2, K not a multiple of 64), edges, B either way, one and two consumer
 /// warpgroups; with its TMA producer and with K split over a cluster of 2
-/// to 4 (a split left with no step of K, B either way, both producers).
+/// to 4 (a split left with no step of K, B either way, both producers);
+/// persistent, walking up to 3 tiles a block, edges, B either way; 256
+/// wide (consumers taking the producers' registers), persistent too.
 struct GemmVariantCase {
   int64_t Lead, M, N, K;
   const char *Epi;
@@ -129,7 +131,8 @@ struct GemmVariantCase {
                                              : "") +
                      "wgmma tile " + std::to_string(V.Tile.BM) + "x" +
                      std::to_string(V.Tile.BN) +
-                     (V.KSplit ? ", K split " + std::to_string(V.KSplit) : "")
+                     (V.KSplit ? ", K split " + std::to_string(V.KSplit) : "") +
+                     (V.Persistent ? ", persistent" : "")
                : "mma.sync, K split " + std::to_string(V.KSplit);
   }
 };
@@ -157,6 +160,11 @@ inline const std::vector<GemmVariantCase> &gemmVariantCases() {
     codegen::GemmVariant V = Ws(BM, BN, Stages);
     V.Tma = Tma;
     V.KSplit = KSplit;
+    return V;
+  };
+  auto Persistent = [&](int BM, int BN, int Stages) {
+    codegen::GemmVariant V = WsSplit(BM, BN, Stages, 0, true);
+    V.Persistent = true;
     return V;
   };
   static const std::vector<GemmVariantCase> Cases = {
@@ -190,6 +198,12 @@ inline const std::vector<GemmVariantCase> &gemmVariantCases() {
       {0, 64, 96, 72, "gelu", true, WsSplit(64, 96, 4, 2, true)},
       {0, 130, 256, 1000, "gelu", false, WsSplit(64, 128, 6, 2, true)},
       {0, 128, 768, 768, "bias", false, WsSplit(64, 64, 6, 2, false)},
+      {0, 2100, 520, 136, "gelu", false, Persistent(64, 64, 4)},
+      {0, 1500, 1000, 64, "gelu", true, Persistent(64, 64, 4)},
+      {0, 300, 520, 200, "gelu", false, WsSplit(128, 256, 4, 0, true)},
+      {0, 256, 512, 136, "gelu", true, WsSplit(128, 256, 4, 0, true)},
+      {0, 4200, 1104, 64, "bias", false, Persistent(128, 256, 4)},
+      {0, 200, 320, 200, "gelu", false, Persistent(128, 128, 4)},
   };
   return Cases;
 }
