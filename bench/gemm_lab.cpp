@@ -176,7 +176,8 @@ static std::string variantName(const GemmVariant &V) {
          std::to_string(V.Tile.BM) + "x" + std::to_string(V.Tile.BN) + " s" +
          std::to_string(V.Tile.Stages) +
          (V.KSplit ? " split " + std::to_string(V.KSplit) : "") +
-         (V.Persistent ? " persistent" : "");
+         (V.Persistent ? " persistent" : "") +
+         (V.StagedEpilogue ? " staged" : "");
 }
 
 int main(int argc, char **argv) {
@@ -225,6 +226,12 @@ int main(int argc, char **argv) {
     V.Persistent = true;
     return V;
   };
+  auto Staged = [](GemmVariant V) {
+    V.StagedEpilogue = true;
+    if (!V.KSplit)
+      V.KSplit = 1;
+    return V;
+  };
   auto TmaSplit = [&](int BM, int BN, int S, int KSplit) {
     GemmVariant V = Tma(BM, BN, S);
     V.KSplit = KSplit;
@@ -252,6 +259,9 @@ int main(int argc, char **argv) {
                                   Tma(128, 192, 5),
                                   TmaPersistent(128, 192, 5),
                                   TmaPersistent(128, 192, 4),
+                                  Staged(TmaPersistent(128, 192, 5)),
+                                  Staged(Tma(128, 192, 5)),
+                                  Staged(TmaPersistent(128, 128, 6)),
                                   TmaPersistent(128, 128, 6),
                                   TmaPersistent(128, 128, 4),
                                   TmaPersistent(64, 192, 6),
@@ -282,6 +292,7 @@ int main(int argc, char **argv) {
                                     Ws(64, 128, 6),
                                     Tma(128, 64, 6),
                                     TmaSplit(64, 64, 6, 1),
+                                    Staged(TmaSplit(64, 64, 6, 1)),
                                     TmaSplit(64, 64, 6, 2),
                                     TmaSplit(64, 64, 6, 3),
                                     TmaSplit(64, 64, 6, 4),

@@ -94,6 +94,9 @@ struct GemmVariant {
   /// The TMA loop over a grid of at most one block per SM, each walking
   /// tiles (no K split, no row normalization).
   bool Persistent = false;
+  /// The TMA loop's epilogue through shared memory, stored as whole
+  /// 16-byte chunks (one 2-byte result, tiles dividing the product).
+  bool StagedEpilogue = false;
 };
 
 /// The tensor maps of the TMA producer for A ([M, K]) and B ([K, N], or

@@ -118,7 +118,9 @@ inline std::string gemmGroupGraph(const std::string &T, int64_t Lead, int64_t M,
 /// warpgroups; with its TMA producer and with K split over a cluster of 2
 /// to 4 (a split left with no step of K, B either way, both producers);
 /// persistent, walking up to 3 tiles a block, edges, B either way; 256
-/// wide (consumers taking the producers' registers), persistent too.
+/// wide (consumers taking the producers' registers), persistent too; the
+/// epilogue through shared memory, persistent (up to 4 tiles a block) and
+/// not, B either way.
 struct GemmVariantCase {
   int64_t Lead, M, N, K;
   const char *Epi;
@@ -132,7 +134,8 @@ struct GemmVariantCase {
                      "wgmma tile " + std::to_string(V.Tile.BM) + "x" +
                      std::to_string(V.Tile.BN) +
                      (V.KSplit ? ", K split " + std::to_string(V.KSplit) : "") +
-                     (V.Persistent ? ", persistent" : "")
+                     (V.Persistent ? ", persistent" : "") +
+                     (V.StagedEpilogue ? ", staged epilogue" : "")
                : "mma.sync, K split " + std::to_string(V.KSplit);
   }
 };
@@ -165,6 +168,10 @@ inline const std::vector<GemmVariantCase> &gemmVariantCases() {
   auto Persistent = [&](int BM, int BN, int Stages) {
     codegen::GemmVariant V = WsSplit(BM, BN, Stages, 0, true);
     V.Persistent = true;
+    return V;
+  };
+  auto Staged = [](codegen::GemmVariant V) {
+    V.StagedEpilogue = true;
     return V;
   };
   static const std::vector<GemmVariantCase> Cases = {
@@ -203,6 +210,9 @@ inline const std::vector<GemmVariantCase> &gemmVariantCases() {
       {0, 300, 520, 200, "gelu", false, WsSplit(128, 256, 4, 0, true)},
       {0, 256, 512, 136, "gelu", true, WsSplit(128, 256, 4, 0, true)},
       {0, 4200, 1104, 64, "bias", false, Persistent(128, 256, 4)},
+      {0, 2048, 1024, 136, "gelu", false, Staged(Persistent(64, 64, 4))},
+      {0, 256, 384, 200, "gelu", false, Staged(WsSplit(128, 192, 5, 1, true))},
+      {0, 512, 512, 72, "gelu", true, Staged(Persistent(128, 128, 4))},
       {0, 200, 320, 200, "gelu", false, Persistent(128, 128, 4)},
   };
   return Cases;
