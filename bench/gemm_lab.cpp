@@ -311,10 +311,27 @@ int main(int argc, char **argv) {
                                     W(128, 256, 4),
                                     W(64, 128, 6),
                                     W(64, 192, 6),
-                                    W(64, 256, 4)};
-  std::vector<GemmVariant> LnSmall = {
-      Mma,           Auto,           W(64, 128, 6), W(64, 192, 6),
-      W(64, 256, 4), W(128, 128, 6), W(128, 256, 4)};
+                                    W(64, 256, 4),
+                                    Tma(128, 192, 5),
+                                    Tma(128, 192, 3),
+                                    Tma(128, 128, 6),
+                                    Tma(128, 128, 3),
+                                    Tma(64, 192, 6),
+                                    Tma(64, 192, 3),
+                                    Tma(64, 128, 3),
+                                    Staged(Tma(128, 128, 3)),
+                                    Staged(Tma(64, 192, 3)),
+                                    Staged(Tma(128, 128, 6))};
+  std::vector<GemmVariant> LnSmall = {Mma,
+                                      Auto,
+                                      W(64, 128, 6),
+                                      W(64, 192, 6),
+                                      W(64, 256, 4),
+                                      W(128, 128, 6),
+                                      W(128, 256, 4),
+                                      Tma(64, 128, 6),
+                                      Tma(64, 192, 6),
+                                      Tma(128, 192, 5)};
   std::vector<Config> Configs = {
       // Layout checks first: small, odd edges.
       {"gemm", 128, 128, 64, {Auto, W(64, 64, 4)}},

@@ -513,10 +513,10 @@ codegen::emitGeneratedGemmVariant(const Node &Group, const CodegenOptions &Opts,
   // (measured faster at every BERT-base shape); forced variants say.
   const bool Tma = Force ? Force->Tma : Wgmma && !S.Norm;
   const bool Specialized = Force ? Force->Specialized || Tma : Tma;
-  if (Specialized && (!Wgmma || S.Norm))
+  if (Specialized && (!Wgmma || (S.Norm && !Tma)))
     return groupError(Group, nullptr,
-                      "no warp-specialized GEMM: it needs the wgmma loop and "
-                      "an epilogue without row normalization");
+                      "no warp-specialized GEMM: it needs the wgmma loop, and "
+                      "the TMA producer for a row normalization");
 
   // The main loop's tile and shared memory.
   Tile T{};
@@ -589,6 +589,11 @@ codegen::emitGeneratedGemmVariant(const Node &Group, const CodegenOptions &Opts,
   // Tiles wider than 192 need the producers' registers (setmaxnreg),
   // which they give up only when they leave before the epilogue.
   const bool MoveRegisters = Tma && W.BN > 192;
+  if (MoveRegisters && S.Norm)
+    return groupError(Group, nullptr,
+                      "no TMA GEMM 256 wide with a row normalization: its "
+                      "producers give their registers away, and the "
+                      "normalization's barriers need them");
   if (Persistent || MoveRegisters)
     KSplit = 1;
   if (KSplit < 1 || KSplit > MaxCluster)
@@ -628,7 +633,10 @@ codegen::emitGeneratedGemmVariant(const Node &Group, const CodegenOptions &Opts,
   // registers -> staged): 4096 x 768 x 768 14.8 -> 10.6; 4096 x 2304 x 768
   // 37.7 -> 26.9 and 4096 x 3072 x 768 50.1 -> 36.5 (persistent); 4096 x
   // 768 x 3072 35.0 -> 32.2; 64 x 64 tiles at 128 rows 5.1 -> 4.8.
-  bool Staged = Tma && KSplit == 1 && !S.Norm && OutBody.size() == 1 &&
+  // Under a row normalization only its result may be stored (the pass
+  // before it has no buffer of its own).
+  bool Staged = Tma && KSplit == 1 && OutBody.size() == 1 &&
+                (!S.Norm || AfterNorm[0]) &&
                 dtypeSize(OutBody[0]->dtype()) == 2 && S.M % W.BM == 0 &&
                 S.N % W.BN == 0 && (Force ? Force->StagedEpilogue : true);
   const int64_t EpiPitch = W.BN + 8; // halves; rows 16 bytes apart in banks
@@ -730,7 +738,7 @@ codegen::emitGeneratedGemmVariant(const Node &Group, const CodegenOptions &Opts,
     Loop = wgmmaMainLoop(W, TransB, S.M, S.N, S.K, Tn, AParam, BParam,
                          Specialized, Tma, TmapA, TmapB, int(KSplit),
                          KSplit > 1 ? KSplitMany : KSplitOne, Persistent,
-                         MoveRegisters);
+                         MoveRegisters, KSplit > 1 || S.Norm);
     // The producers stayed for the reduction's barriers; the epilogue is
     // the consumers'.
     if (KSplit > 1)
@@ -796,6 +804,11 @@ codegen::emitGeneratedGemmVariant(const Node &Group, const CodegenOptions &Opts,
     auto ForElements =
         [&](const std::string &Else, bool Late,
             llvm::function_ref<llvm::Error(const Coords &)> Fn) -> llvm::Error {
+      // Producers still here (for a normalization's barriers) hold no
+      // accumulators.
+      std::optional<CudaPrinter::Scope> Consumers;
+      if (Specialized && S.Norm)
+        Consumers.emplace(P.scope("if (tid < NTH)"));
       P.line("#pragma unroll");
       auto L1 = P.scope("for (int mt = 0; mt < MT; ++mt)");
       P.line("#pragma unroll");
@@ -943,8 +956,11 @@ codegen::emitGeneratedGemmVariant(const Node &Group, const CodegenOptions &Opts,
     // blocks; Finish(sum) lands in stat[Which].
     auto RowSum = [&](const std::string &Term, int Which,
                       const std::string &Finish) {
-      P.line("#pragma unroll");
       {
+        std::optional<CudaPrinter::Scope> Consumers;
+        if (Specialized && S.Norm)
+          Consumers.emplace(P.scope("if (tid < NTH)"));
+        P.line("#pragma unroll");
         auto L1 = P.scope("for (int mt = 0; mt < MT; ++mt)");
         P.line("#pragma unroll");
         auto L2 = P.scope("for (int h = 0; h < 2; ++h)");
@@ -997,7 +1013,14 @@ codegen::emitGeneratedGemmVariant(const Node &Group, const CodegenOptions &Opts,
       RowSum("(a - stat[0][lrow]) * (a - stat[0][lrow])", 1,
              "rsqrtf(t * " + InvN + " + " + floatLiteral(Eps) + ")");
     }
-    // Pass 2: normalize, the rest of the epilogue, store.
+    // Pass 2: normalize, the rest of the epilogue, store. Staged, the
+    // tile goes to the stages (idle since the barriers above) first.
+    if (Staged) {
+      std::string Tn = P.storageType(OutBody[0]->dtype());
+      P.line("constexpr int EP = " + std::to_string(EpiPitch) + ";");
+      P.line(Tn + " *const epi = reinterpret_cast<" + Tn +
+             " *>(solder_dyn_smem);");
+    }
     if (auto E = ForElements("", true, [&](const Coords &C) -> llvm::Error {
           VE.remember(X, C, "a");
           std::string Y = Rms ? "(a * stat[1][lrow])"
@@ -1025,6 +1048,16 @@ codegen::emitGeneratedGemmVariant(const Node &Group, const CodegenOptions &Opts,
           return StoreResults(C, true);
         }))
       return E;
+    if (Staged) {
+      // Every thread (producers too: they stayed) copies.
+      P.line("__syncthreads();");
+      P.line("for (int i = tid; i < BM * (BN / 8); i += blockDim.x) {");
+      P.line("  const int r = i / (BN / 8), c = (i % (BN / 8)) * 8;");
+      P.line("  *reinterpret_cast<uint4 *>(&" + OutParams[0] +
+             "[(m0 + r) * N + n0 + c]) = *reinterpret_cast<const uint4 "
+             "*>(&epi[r * EP + c]);");
+      P.line("}");
+    }
     // No block leaves while a peer may still read its shared memory.
     if (Cluster > 1)
       P.line("solder_cluster_sync();");

@@ -147,8 +147,9 @@ solder_cp_wait0();)";
 // so copying and multiplying overlap without lockstep. The producers
 // leave before the epilogue, which therefore must have no block barrier
 // (no row normalization). With K split over a cluster (block z walks
-// steps kt0..kt0 + KT) they stay for the reduction's barriers instead,
-// skipping the consumers' loop, and leave after it.
+// steps kt0..kt0 + KT), or a row normalization's block and cluster
+// barriers after the loop, they stay instead, skipping the consumers'
+// loop, and take part in those barriers.
 //
 // Persistent (TMA only): a block per SM walks tiles tile, tile +
 // gridDim.x, ... (m fastest); the producer runs ahead into the next
@@ -449,7 +450,7 @@ std::string wgmmaMainLoop(const WgmmaTile &T, bool TransB, int64_t M, int64_t N,
                           bool Specialized, bool Tma, const std::string &TmapA,
                           const std::string &TmapB, int KSplit,
                           const std::string &KSplitText, bool Persistent,
-                          bool MoveRegisters) {
+                          bool MoveRegisters, bool ProducersStay) {
   // N-major B is stored in whole 64-column blocks.
   int64_t BStage = TransB ? int64_t(T.BN) * 128 : ceilDiv(T.BN, 64) * 8192;
   // Texts first (each may hold the names of the next), names last.
@@ -458,20 +459,20 @@ std::string wgmmaMainLoop(const WgmmaTile &T, bool TransB, int64_t M, int64_t N,
                                  {"FULL_COUNT", Tma ? "1" : "128"},
                                  {"TMA_B", TransB ? TmaBNK : TmaBKN},
                                  {"KSPLIT", KSplitText}});
-  Loop =
-      substitute(std::move(Loop),
-                 {{"REG_DEC", MoveRegisters ? RegDec : ""},
-                  {"REG_INC", MoveRegisters ? RegInc : ""},
-                  {"TILE_BEGIN", Persistent ? TileBegin : ""},
-                  {"TILE_END", Persistent ? "}" : ""},
-                  {"TILE_RELEASE", Persistent ? TileRelease : ""},
-                  {"PRODUCER_END", KSplit > 1 ? "" : "  return;"},
-                  {"CONSUMER_KT", KSplit > 1 ? "(tid < NTH ? KT : 0)" : "KT"},
-                  {"BLOCK_VARS", BlockVars},
-                  {"LOAD_STAGE", LoadStage},
-                  {"ISSUE_STEP", IssueStep},
-                  {"TMAP_A", TmapA},
-                  {"TMAP_B", TmapB}});
+  Loop = substitute(
+      std::move(Loop),
+      {{"REG_DEC", MoveRegisters ? RegDec : ""},
+       {"REG_INC", MoveRegisters ? RegInc : ""},
+       {"TILE_BEGIN", Persistent ? TileBegin : ""},
+       {"TILE_END", Persistent ? "}" : ""},
+       {"TILE_RELEASE", Persistent ? TileRelease : ""},
+       {"PRODUCER_END", ProducersStay ? "" : "  return;"},
+       {"CONSUMER_KT", ProducersStay ? "(tid < NTH ? KT : 0)" : "KT"},
+       {"BLOCK_VARS", BlockVars},
+       {"LOAD_STAGE", LoadStage},
+       {"ISSUE_STEP", IssueStep},
+       {"TMAP_A", TmapA},
+       {"TMAP_B", TmapB}});
   Loop = substitute(std::move(Loop), {{"SETUP_B", TransB ? SetupBNK : SetupBKN},
                                       {"COPY_B", TransB ? CopyBNK : CopyBKN}});
   return substitute(std::move(Loop),

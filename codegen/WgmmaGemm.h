@@ -68,6 +68,9 @@ unsigned wgmmaSharedBytes(const WgmmaTile &T, bool Specialized = false);
 /// over tiles, which the caller closes after printing the epilogue.
 /// MoveRegisters (TMA, no split): setmaxnreg gives the producer
 /// warpgroup's registers to the consumers (tiles 256 wide).
+/// ProducersStay (the specialized loop): the producers skip the consumers'
+/// loop instead of returning, for barriers after it (split K, a row
+/// normalization).
 std::string wgmmaMainLoop(const WgmmaTile &T, bool TransB, int64_t M, int64_t N,
                           int64_t K, const std::string &ElemType,
                           const std::string &APtr, const std::string &BPtr,
@@ -75,7 +78,8 @@ std::string wgmmaMainLoop(const WgmmaTile &T, bool TransB, int64_t M, int64_t N,
                           const std::string &TmapA = "",
                           const std::string &TmapB = "", int KSplit = 1,
                           const std::string &KSplitText = "",
-                          bool Persistent = false, bool MoveRegisters = false);
+                          bool Persistent = false, bool MoveRegisters = false,
+                          bool ProducersStay = false);
 
 /// Which main loop a generated GEMM uses, forced (tests, tile sweeps);
 /// BM = 0 lets the wgmma tile be chosen, KSplit = 0 the split of K.

@@ -120,7 +120,8 @@ inline std::string gemmGroupGraph(const std::string &T, int64_t Lead, int64_t M,
 /// persistent, walking up to 3 tiles a block, edges, B either way; 256
 /// wide (consumers taking the producers' registers), persistent too; the
 /// epilogue through shared memory, persistent (up to 4 tiles a block) and
-/// not, B either way.
+/// not, B either way; TMA under LayerNorm and RMS norm (producers staying
+/// for the cluster's barriers), edges, B either way, staged.
 struct GemmVariantCase {
   int64_t Lead, M, N, K;
   const char *Epi;
@@ -213,6 +214,13 @@ inline const std::vector<GemmVariantCase> &gemmVariantCases() {
       {0, 2048, 1024, 136, "gelu", false, Staged(Persistent(64, 64, 4))},
       {0, 256, 384, 200, "gelu", false, Staged(WsSplit(128, 192, 5, 1, true))},
       {0, 512, 512, 72, "gelu", true, Staged(Persistent(128, 128, 4))},
+      {1, 128, 768, 768, "ln", false, WsSplit(64, 128, 6, 0, true)},
+      {0, 512, 768, 3072, "ln", false, WsSplit(128, 192, 5, 0, true)},
+      {0, 33, 1000, 64, "ln", false, WsSplit(64, 128, 4, 0, true)},
+      {2, 7, 256, 64, "rms", false, WsSplit(64, 64, 4, 0, true)},
+      {0, 100, 512, 136, "ln", true, WsSplit(64, 128, 4, 0, true)},
+      {0, 512, 768, 3072, "ln", false, Staged(WsSplit(128, 192, 3, 0, true))},
+      {0, 256, 512, 136, "rms", true, Staged(WsSplit(64, 128, 4, 0, true))},
       {0, 200, 320, 200, "gelu", false, Persistent(128, 128, 4)},
   };
   return Cases;
