@@ -864,6 +864,16 @@ codegen::emitGeneratedGemmVariant(const Node &Group, const CodegenOptions &Opts,
         }
       return E;
     };
+    // The staged tile from shared memory to the result, a 16-byte chunk
+    // of a row per thread, Stride threads at a time.
+    auto CopyOut = [&](const std::string &Stride) {
+      P.line("for (int i = tid; i < BM * (BN / 8); i += " + Stride + ") {");
+      P.line("  const int r = i / (BN / 8), c = (i % (BN / 8)) * 8;");
+      P.line("  *reinterpret_cast<uint4 *>(&" + OutParams[0] +
+             "[(m0 + r) * N + n0 + c]) = *reinterpret_cast<const uint4 "
+             "*>(&epi[r * EP + c]);");
+      P.line("}");
+    };
     // The anchor's value at C from the accumulator (Gemm: alpha, beta C).
     auto Product = [&](const Coords &C) -> llvm::Error {
       std::string V = "a";
@@ -910,12 +920,7 @@ codegen::emitGeneratedGemmVariant(const Node &Group, const CodegenOptions &Opts,
           });
       if (Staged) {
         P.line("asm volatile(\"bar.sync 1, %0;\" :: \"r\"(NTH) : \"memory\");");
-        P.line("for (int i = tid; i < BM * (BN / 8); i += NTH) {");
-        P.line("  const int r = i / (BN / 8), c = (i % (BN / 8)) * 8;");
-        P.line("  *reinterpret_cast<uint4 *>(&" + OutParams[0] +
-               "[(m0 + r) * N + n0 + c]) = *reinterpret_cast<const uint4 "
-               "*>(&epi[r * EP + c]);");
-        P.line("}");
+        CopyOut("NTH");
         // The next tile's pairs wait until this one is out.
         if (Persistent)
           P.line(
@@ -1051,12 +1056,7 @@ codegen::emitGeneratedGemmVariant(const Node &Group, const CodegenOptions &Opts,
     if (Staged) {
       // Every thread (producers too: they stayed) copies.
       P.line("__syncthreads();");
-      P.line("for (int i = tid; i < BM * (BN / 8); i += blockDim.x) {");
-      P.line("  const int r = i / (BN / 8), c = (i % (BN / 8)) * 8;");
-      P.line("  *reinterpret_cast<uint4 *>(&" + OutParams[0] +
-             "[(m0 + r) * N + n0 + c]) = *reinterpret_cast<const uint4 "
-             "*>(&epi[r * EP + c]);");
-      P.line("}");
+      CopyOut("blockDim.x");
     }
     // No block leaves while a peer may still read its shared memory.
     if (Cluster > 1)
