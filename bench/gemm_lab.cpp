@@ -321,7 +321,10 @@ int main(int argc, char **argv) {
                                     Tma(64, 128, 3),
                                     Staged(Tma(128, 128, 3)),
                                     Staged(Tma(64, 192, 3)),
-                                    Staged(Tma(128, 128, 6))};
+                                    Staged(Tma(128, 128, 6)),
+                                    Staged(Tma(128, 256, 4)),
+                                    Staged(Tma(64, 256, 4)),
+                                    Staged(Tma(64, 256, 3))};
   std::vector<GemmVariant> LnSmall = {Mma,
                                       Auto,
                                       W(64, 128, 6),
@@ -577,6 +580,22 @@ int main(int argc, char **argv) {
       CK(cudaKernelSetAttributeForDevice(
           F, cudaFuncAttributeMaxDynamicSharedMemorySize,
           int(K.DynamicSharedBytes), 0));
+    // How many of a clustered kernel's clusters the GPU holds at once: with
+    // fewer than the grid has, the kernel runs in waves of clusters.
+    std::string Residency;
+    if (K.Summary.find("cluster of") != std::string::npos) {
+      cudaLaunchConfig_t Cfg = {};
+      Cfg.gridDim = dim3(K.Grid[0], K.Grid[1], K.Grid[2]);
+      Cfg.blockDim = dim3(K.Block[0], K.Block[1], K.Block[2]);
+      Cfg.dynamicSmemBytes = K.DynamicSharedBytes;
+      int Clusters = 0;
+      if (cudaOccupancyMaxActiveClusters(&Clusters,
+                                         reinterpret_cast<const void *>(F),
+                                         &Cfg) == cudaSuccess)
+        Residency = " [" + std::to_string(Clusters) + " clusters at once]";
+      else
+        (void)cudaGetLastError();
+    }
     std::vector<void *> Ptrs;
     void *Out;
     CK(cudaMalloc(&Out, C.M * C.N * 2));
@@ -715,7 +734,7 @@ int main(int argc, char **argv) {
                 Probe
                     ? (Wrong ? " wrong as it must be" : " RIGHT (check blind)")
                     : (Wrong ? " WRONG" : ""),
-                R[1], K.Summary.c_str());
+                R[1], (K.Summary + Residency).c_str());
     std::fflush(stdout);
     cudaFree(Out);
     cudaLibraryUnload(Mod);

@@ -221,6 +221,7 @@ inline const std::vector<GemmVariantCase> &gemmVariantCases() {
       {0, 100, 512, 136, "ln", true, WsSplit(64, 128, 4, 0, true)},
       {0, 512, 768, 3072, "ln", false, Staged(WsSplit(128, 192, 3, 0, true))},
       {0, 256, 512, 136, "rms", true, Staged(WsSplit(64, 128, 4, 0, true))},
+      {0, 256, 768, 200, "ln", false, Staged(WsSplit(128, 256, 4, 0, true))},
       {0, 200, 320, 200, "gelu", false, Persistent(128, 128, 4)},
   };
   return Cases;
