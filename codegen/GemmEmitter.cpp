@@ -564,13 +564,15 @@ codegen::emitGeneratedGemmVariant(const Node &Group, const CodegenOptions &Opts,
   // K split over a cluster (sm_90, no row normalization, the mma.sync or
   // the warp-specialized wgmma loop): partial sums meet in block 0's
   // registers.
+  const unsigned TilesM = unsigned((S.M + T.BM - 1) / T.BM),
+                 TilesN = unsigned((S.N + T.BN - 1) / T.BN);
+  const int64_t Tiles = int64_t(TilesM) * TilesN;
   int64_t KSplit = 1;
   if ((!Wgmma || Specialized) && !S.Norm && Opts.SmVersion >= 90) {
-    int64_t Blocks = ((S.M + T.BM - 1) / T.BM) * ((S.N + T.BN - 1) / T.BN);
     int64_t KSteps = (S.K + BK - 1) / BK;
     KSplit = Force && Force->KSplit > 0 ? Force->KSplit
-             : Wgmma                    ? chooseTmaKSplit(Blocks, KSteps)
-                                        : chooseKSplit(Blocks, KSteps);
+             : Wgmma                    ? chooseTmaKSplit(Tiles, KSteps)
+                                        : chooseKSplit(Tiles, KSteps);
   } else if (Force && Force->KSplit > 1) {
     return groupError(Group, nullptr,
                       "no split K: it needs sm_90, the mma.sync or the "
@@ -578,7 +580,6 @@ codegen::emitGeneratedGemmVariant(const Node &Group, const CodegenOptions &Opts,
   }
   // A persistent TMA loop: a block per SM walking tiles, so the producer
   // fills the next tile's stages during this one's epilogue.
-  const int64_t Tiles = ((S.M + T.BM - 1) / T.BM) * ((S.N + T.BN - 1) / T.BN);
   const bool Persistent =
       Force ? Force->Persistent
             : Tma && !S.Norm && KSplit == 1 && Tiles > PersistentBlocks;
@@ -862,6 +863,16 @@ codegen::emitGeneratedGemmVariant(const Node &Group, const CodegenOptions &Opts,
         }
       return E;
     };
+    // The staged tile's pitch and place in shared memory.
+    auto DeclareStaged = [&]() {
+      std::string Tn = P.storageType(OutBody[0]->dtype());
+      P.line("constexpr int EP = " + std::to_string(EpiPitch) + ";");
+      P.line(Tn + " *const epi = reinterpret_cast<" + Tn +
+             " *>(solder_dyn_smem + " + std::to_string(EpiOffset) + ");");
+    };
+    // The consumer warpgroups' own barrier (the producers may have left).
+    const std::string ConsumerSync =
+        "asm volatile(\"bar.sync 1, %0;\" :: \"r\"(NTH) : \"memory\");";
     // The staged tile from shared memory to the result, a 16-byte chunk
     // of a row per thread, Stride threads at a time.
     auto CopyOut = [&](const std::string &Stride) {
@@ -899,16 +910,12 @@ codegen::emitGeneratedGemmVariant(const Node &Group, const CodegenOptions &Opts,
     };
 
     if (!S.Norm) {
-      std::string Tn = P.storageType(OutBody[0]->dtype());
       if (Staged) {
-        P.line("constexpr int EP = " + std::to_string(EpiPitch) + ";");
-        P.line(Tn + " *const epi = reinterpret_cast<" + Tn +
-               " *>(solder_dyn_smem + " + std::to_string(EpiOffset) + ");");
+        DeclareStaged();
         // Without a buffer of its own the tile reuses stages another
         // warpgroup's last wgmmas may still read.
         if (!Persistent)
-          P.line(
-              "asm volatile(\"bar.sync 1, %0;\" :: \"r\"(NTH) : \"memory\");");
+          P.line(ConsumerSync);
       }
       llvm::Error E =
           ForElements("", false, [&](const Coords &C) -> llvm::Error {
@@ -917,12 +924,11 @@ codegen::emitGeneratedGemmVariant(const Node &Group, const CodegenOptions &Opts,
             return StoreResults(C, false);
           });
       if (Staged) {
-        P.line("asm volatile(\"bar.sync 1, %0;\" :: \"r\"(NTH) : \"memory\");");
+        P.line(ConsumerSync);
         CopyOut("NTH");
         // The next tile's pairs wait until this one is out.
         if (Persistent)
-          P.line(
-              "asm volatile(\"bar.sync 1, %0;\" :: \"r\"(NTH) : \"memory\");");
+          P.line(ConsumerSync);
       }
       if (Persistent)
         P.line("} // tile"); // the loop wgmmaMainLoop opened
@@ -1018,12 +1024,8 @@ codegen::emitGeneratedGemmVariant(const Node &Group, const CodegenOptions &Opts,
     }
     // Pass 2: normalize, the rest of the epilogue, store. Staged, the
     // tile goes to the stages (idle since the barriers above) first.
-    if (Staged) {
-      std::string Tn = P.storageType(OutBody[0]->dtype());
-      P.line("constexpr int EP = " + std::to_string(EpiPitch) + ";");
-      P.line(Tn + " *const epi = reinterpret_cast<" + Tn +
-             " *>(solder_dyn_smem);");
-    }
+    if (Staged)
+      DeclareStaged();
     if (auto E = ForElements("", true, [&](const Coords &C) -> llvm::Error {
           VE.remember(X, C, "a");
           std::string Y = Rms ? "(a * stat[1][lrow])"
@@ -1067,9 +1069,7 @@ codegen::emitGeneratedGemmVariant(const Node &Group, const CodegenOptions &Opts,
     B.setGrid({unsigned(std::min<int64_t>(Tiles, PersistentBlocks)), 1, 1},
               Threads);
   else
-    B.setGrid({unsigned((S.M + T.BM - 1) / T.BM),
-               unsigned((S.N + T.BN - 1) / T.BN), unsigned(KSplit)},
-              Threads);
+    B.setGrid({TilesM, TilesN, unsigned(KSplit)}, Threads);
   B.setDynamicShared(SharedBytes);
   return B.finish();
 }
