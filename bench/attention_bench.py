@@ -9,11 +9,13 @@ padding mask, Softmax, P V, heads merged) is timed with `solder bench`:
 
   solder fused     --fuse-attention: one generated kernel reading Q, K and V
                    straight out of the packed input
+  solder cuDNN     --fuse-attention --attention-kernels cudnn: the same
+                   attention group as one cuDNN fused-attention call
   solder unfused   the same model with --no-fuse-attention (batched
                    cuBLASLt matmuls and a fused softmax kernel)
 
 against torch.nn.functional.scaled_dot_product_attention on [B, 12, S, 64]
-tensors with the flash, memory-efficient and math backends (CUDA events,
+tensors with the flash, memory-efficient, cuDNN and math backends (CUDA events,
 median of --iters runs after warm-up). Both sides run in fp16 with fp32
 accumulation; solder's model inputs and outputs are fp16 too
 (--io-precision compute), so no cast kernels are timed. FLOPs count the
@@ -76,12 +78,13 @@ def run(cmd):
     return p.stdout + p.stderr
 
 
-def solder_ms(solder, path, fused, iters, cache):
+def solder_ms(solder, path, fused, iters, cache, extra=()):
     cmd = [solder, "bench", path, "--json", "--iters", str(iters),
            "--warmup", "10", "--precision", "fp16", "--io-precision",
            "compute", "--cache-dir", cache]
     # Unfused must say so: the automatic mode fuses short or large cases.
     cmd.append("--fuse-attention" if fused else "--no-fuse-attention")
+    cmd += list(extra)
     out = run(cmd)
     r = json.loads(out.strip().splitlines()[-1])
     return r["median_ms"], r["steps_per_run"]
@@ -93,6 +96,7 @@ def torch_ms(batch, seq, backend, iters):
                            dtype=torch.float16) for _ in range(3))
     kind = {"flash": SDPBackend.FLASH_ATTENTION,
             "efficient": SDPBackend.EFFICIENT_ATTENTION,
+            "cudnn": SDPBackend.CUDNN_ATTENTION,
             "math": SDPBackend.MATH}[backend]
     with sdpa_kernel(kind):
         return run_bench.time_torch(
@@ -112,32 +116,44 @@ def main():
     cache = os.path.join(work, "cache")
     gpu = "offline (no GPU)" if a.offline else torch.cuda.get_device_name()
     print(f"attention, 12 heads x 64, fp16, {gpu}")
-    print("| B x S | solder fused ms | solder unfused ms | SDPA flash ms | "
-          "SDPA efficient ms | SDPA math ms | fused TFLOP/s |")
-    print("| --- | --- | --- | --- | --- | --- | --- |")
+    print("| B x S | solder fused ms | solder cuDNN ms | solder unfused ms | "
+          "SDPA flash ms | SDPA efficient ms | SDPA cuDNN ms | SDPA math ms | "
+          "fused / cuDNN TFLOP/s |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     failed = False
     for shape in a.shapes.split(","):
         batch, seq = (int(x) for x in shape.split("x"))
         path = os.path.join(work, f"attn_{batch}x{seq}.onnx")
         export(batch, seq, path)
         if a.offline:
-            out = run([solder, "compile", path, "-o", path + ".plan",
-                       "--arch", "sm_90", "--precision", "fp16",
-                       "--io-precision", "compute", "--fuse-attention"])
-            steps = re.search(r"(\d+) steps per run", out)
-            n = int(steps.group(1)) if steps else -1
-            print(f"| {batch} x {seq} | compiles, {n} step(s) | | | | | |")
-            failed |= n != 1
+            n = []
+            for kernels in ("generated", "cudnn"):
+                out = run([solder, "compile", path, "-o", path + ".plan",
+                           "--arch", "sm_90", "--precision", "fp16",
+                           "--io-precision", "compute", "--fuse-attention",
+                           "--attention-kernels", kernels])
+                steps = re.search(r"(\d+) steps per run", out)
+                n.append(int(steps.group(1)) if steps else -1)
+            print(f"| {batch} x {seq} | compiles, {n[0]} step(s) | "
+                  f"compiles, {n[1]} step(s) | | | | | | |")
+            failed |= n != [1, 1]
             continue
         fused, fsteps = solder_ms(solder, path, True, a.iters, cache)
+        dnn, dsteps = solder_ms(solder, path, True, a.iters, cache,
+                                ["--attention-kernels", "cudnn"])
         unfused, usteps = solder_ms(solder, path, False, a.iters, cache)
-        t = {b: torch_ms(batch, seq, b, a.iters)
-             for b in ("flash", "efficient", "math")}
+        t = {}
+        for b in ("flash", "efficient", "cudnn", "math"):
+            try:
+                t[b] = f"{torch_ms(batch, seq, b, a.iters):.4f}"
+            except RuntimeError as e:  # a backend that refuses the shape
+                t[b] = "n/a (" + str(e).splitlines()[0][:40] + ")"
         flops = 4.0 * batch * HEADS * seq * seq * HEAD_DIM
         print(f"| {batch} x {seq} | {fused:.4f} ({fsteps} step) | "
-              f"{unfused:.4f} ({usteps} steps) | {t['flash']:.4f} | "
-              f"{t['efficient']:.4f} | {t['math']:.4f} | "
-              f"{flops / fused / 1e9:.1f} |")
+              f"{dnn:.4f} ({dsteps} step) | "
+              f"{unfused:.4f} ({usteps} steps) | {t['flash']} | "
+              f"{t['efficient']} | {t['cudnn']} | {t['math']} | "
+              f"{flops / fused / 1e9:.1f} / {flops / dnn / 1e9:.1f} |")
     sys.exit(1 if failed else 0)
 
 

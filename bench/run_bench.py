@@ -215,6 +215,11 @@ def main():
                     "and a plan "
                     "compiled with --tune (generated GEMM or library per "
                     "matmul group, timed), and check the generated one")
+    ap.add_argument("--attention-variants", action="store_true",
+                    help="also bench --attention-kernels cudnn (cuDNN's "
+                    "fused attention for every attention group) and a plan "
+                    "compiled with --tune (cuDNN or the generated kernel per "
+                    "attention group, timed), and check the cuDNN one")
     ap.add_argument("--max-autotune", action="store_true",
                     help="also time torch.compile(mode='max-autotune')")
     ap.add_argument("--time-budget", type=float, default=420.0,
@@ -309,6 +314,40 @@ def main():
                         row[f"max_rel_err_{loop}"] = err
                         notes.append(
                             f"{tag}: --gemm-kernels {loop} vs fp32 "
+                            f"reference max rel err {err:.3g} ("
+                            + ("ok" if err <= TOLERANCE[a.precision]
+                               else "FAIL") + ")")
+                if a.attention_variants:
+                    dnn = solder_bench(solder, path, a.iters, True, cache,
+                                       precision=a.precision, layout=a.layout,
+                                       extra=["--attention-kernels", "cudnn"])
+                    plan = os.path.join(work, f"{name}_b{batch}_atuned.plan")
+                    out = run([solder, "compile", path, "-o", plan, "--tune",
+                               "--cache-dir", cache, "--precision",
+                               a.precision, "--fusion-report"], timeout=900)
+                    tuned = solder_bench(solder, plan, a.iters, True, cache)
+                    timed = [l for l in out.splitlines()
+                             if "tuned: cuDNN" in l or "not cuDNN" in l]
+                    chosen = sum("cuDNN fused attention" in l for l in timed)
+                    row["solder_cudnn_attention"] = dnn["median_ms"]
+                    row["solder_tuned"] = tuned["median_ms"]
+                    notes.append(
+                        f"{tag}: attention generated (the fused column) "
+                        f"{g['median_ms']:.3f} ms; --attention-kernels cudnn "
+                        f"{dnn['median_ms']:.3f} ms "
+                        f"{dnn['steps_per_run']} steps; compile --tune "
+                        f"{tuned['median_ms']:.3f} ms ({chosen} of "
+                        f"{len(timed)} attention groups took cuDNN)")
+                    for l in timed[:3]:
+                        log(l[:260])
+                    if not a.no_check:
+                        err = solder_check(
+                            solder, path, os.path.join(work, f"check_{name}_dnn"),
+                            name, a.precision,
+                            ["--attention-kernels", "cudnn"])
+                        row["max_rel_err_cudnn_attention"] = err
+                        notes.append(
+                            f"{tag}: --attention-kernels cudnn vs fp32 "
                             f"reference max rel err {err:.3g} ("
                             + ("ok" if err <= TOLERANCE[a.precision]
                                else "FAIL") + ")")

@@ -434,17 +434,6 @@ const char *const PlainTileLoad =
   }
 $MASK_LOAD)";
 
-/// Where the kernel reads Attention operand I from: the operand itself
-/// (row-major), or, for a Slice or Split it reads through, that node's
-/// input with the part's view of it.
-struct OperandRead {
-  const Value *Src = nullptr;
-  int64_t Offset = 0;
-  /// Elements between consecutive batches and sequence positions (3-D
-  /// form; 0 when the operand is read row-major).
-  int64_t BatchStride = 0, RowStride = 0;
-};
-
 /// Result R of Slice or Split node P (over a static rank-3 input) as a
 /// view of P's input, or nullopt.
 std::optional<StridedView> partView(const Node &P, const Value *R) {
@@ -471,16 +460,6 @@ std::optional<StridedView> partView(const Node &P, const Value *R) {
     V.Offset += Part->type().Dims[2].size();
   }
   return std::nullopt;
-}
-
-OperandRead operandRead(const Node &Attn, unsigned I) {
-  const Value *V = Attn.operand(I);
-  const Node *P = V->producer();
-  if (P && isReadThroughByAttention(*P)) {
-    std::optional<StridedView> View = partView(*P, V);
-    return {P->operand(0), View->Offset, View->Strides[0], View->Strides[1]};
-  }
-  return {V, 0, 0, 0};
 }
 
 /// Whether the tensor-core body takes this attention.
@@ -563,9 +542,8 @@ llvm::Error emitAttention(KernelBuilder &B) {
   CudaPrinter &P = B.p();
   B.addOutput(N.result(0));
   // Q, K and V, each maybe read through a part of the packed projection.
-  OperandRead Reads[3] = {operandRead(N, 0), operandRead(N, 1),
-                          operandRead(N, 2)};
-  for (const OperandRead &R : Reads)
+  std::array<AttentionOperandLayout, 3> Reads = attentionOperandLayouts(N, S);
+  for (const AttentionOperandLayout &R : Reads)
     B.addInput(R.Src);
   bool HasMask = S.Mask != AttentionSpec::MaskKind::None;
   if (HasMask)
@@ -582,15 +560,8 @@ llvm::Error emitAttention(KernelBuilder &B) {
           " Dv=" + std::to_string(S.VHeadDim) + " " + dtypeName(T).str() +
           (KeySplit ? ", keys split over " + std::to_string(Warps) + " warps"
                     : ""));
-  auto QS = S.strides(S.QHeads, S.QLen, S.HeadDim);
-  auto KS = S.strides(S.KvHeads, S.KvLen, S.HeadDim);
-  auto VS = S.strides(S.KvHeads, S.KvLen, S.VHeadDim);
-  std::array<int64_t, 4> *Strides[3] = {&QS, &KS, &VS};
-  for (unsigned I = 0; I < 3; ++I)
-    if (Reads[I].RowStride) {
-      (*Strides[I])[0] = Reads[I].BatchStride;
-      (*Strides[I])[2] = Reads[I].RowStride;
-    }
+  const auto &QS = Reads[0].Strides, &KS = Reads[1].Strides,
+             &VS = Reads[2].Strides;
   auto OS = S.outStrides();
   auto L = [](int64_t V) { return std::to_string(V) + "LL"; };
   std::string Load = T == DType::F16    ? "__half2float"
@@ -693,6 +664,31 @@ llvm::Error emitAttention(KernelBuilder &B) {
 }
 
 } // namespace codegen
+
+std::array<AttentionOperandLayout, 3>
+attentionOperandLayouts(const Node &N, const AttentionSpec &S) {
+  std::array<AttentionOperandLayout, 3> Out;
+  int64_t Heads[3] = {S.QHeads, S.KvHeads, S.KvHeads};
+  int64_t Lens[3] = {S.QLen, S.KvLen, S.KvLen};
+  int64_t Dims[3] = {S.HeadDim, S.HeadDim, S.VHeadDim};
+  for (unsigned I = 0; I < 3; ++I) {
+    const Value *V = N.operand(I);
+    AttentionOperandLayout &L = Out[I];
+    L.Src = V;
+    L.Strides = S.strides(Heads[I], Lens[I], Dims[I]);
+    // A part of the packed projection: its input, at the part's offset,
+    // stepping batches and positions by the input's strides.
+    const Node *P = V->producer();
+    if (P && isReadThroughByAttention(*P)) {
+      std::optional<StridedView> View = codegen::partView(*P, V);
+      L.Src = P->operand(0);
+      L.Offset = View->Offset;
+      L.Strides[0] = View->Strides[0];
+      L.Strides[2] = View->Strides[1];
+    }
+  }
+  return Out;
+}
 
 bool isReadThroughByAttention(const Node &N) {
   if (N.kind() != OpKind::Slice && N.kind() != OpKind::Split)

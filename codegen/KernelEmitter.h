@@ -17,10 +17,12 @@
 #define SOLDER_CODEGEN_KERNELEMITTER_H
 
 #include "codegen/GeneratedKernel.h"
+#include "ir/AttentionSpec.h"
 #include "ir/Graph.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/Error.h"
+#include <array>
 #include <optional>
 #include <set>
 #include <vector>
@@ -117,6 +119,18 @@ bool isHandledWithoutKernel(const Node &N);
 /// attention kernel then reads the packed tensor at the part's offset and
 /// row stride.
 bool isReadThroughByAttention(const Node &N);
+
+/// Where one of Attention's Q, K and V is read: Src (the operand, or the
+/// packed tensor a Slice/Split part is read through) at element Offset,
+/// with element Strides over [b, h, s, d].
+struct AttentionOperandLayout {
+  const Value *Src = nullptr;
+  int64_t Offset = 0;
+  std::array<int64_t, 4> Strides = {};
+};
+/// The layouts of Attention node N's Q, K and V (S is N's spec).
+std::array<AttentionOperandLayout, 3>
+attentionOperandLayouts(const Node &N, const AttentionSpec &S);
 
 } // namespace solder
 

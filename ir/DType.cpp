@@ -134,6 +134,27 @@ llvm::StringRef gemmKernelsName(GemmKernels G) {
   return "auto";
 }
 
+std::optional<AttentionKernels> parseAttentionKernels(llvm::StringRef Name) {
+  for (AttentionKernels A :
+       {AttentionKernels::Auto, AttentionKernels::Generated,
+        AttentionKernels::Cudnn})
+    if (attentionKernelsName(A) == Name)
+      return A;
+  return std::nullopt;
+}
+
+llvm::StringRef attentionKernelsName(AttentionKernels A) {
+  switch (A) {
+  case AttentionKernels::Auto:
+    return "auto";
+  case AttentionKernels::Generated:
+    return "generated";
+  case AttentionKernels::Cudnn:
+    return "cudnn";
+  }
+  return "auto";
+}
+
 DType storageDType(Precision P) {
   return P == Precision::F16    ? DType::F16
          : P == Precision::BF16 ? DType::BF16

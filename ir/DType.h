@@ -78,6 +78,15 @@ inline bool forcesGeneratedGemm(GemmKernels G) {
 std::optional<GemmKernels> parseGemmKernels(llvm::StringRef Name);
 llvm::StringRef gemmKernelsName(GemmKernels G);
 
+/// Who runs an attention group (attention-recognition's Attention op) on
+/// the GPU: auto = cuDNN's fused attention where tuning (`--tune`) timed
+/// it faster, else the generated flash-attention kernel; generated = the
+/// generated kernel; cudnn = cuDNN wherever it takes the group (f16/bf16).
+enum class AttentionKernels : uint8_t { Auto, Generated, Cudnn };
+/// "auto", "generated", "cudnn" and back.
+std::optional<AttentionKernels> parseAttentionKernels(llvm::StringRef Name);
+llvm::StringRef attentionKernelsName(AttentionKernels A);
+
 /// IEEE half <-> float, round to nearest even.
 float halfToFloat(uint16_t H);
 /// Every float: infinities, NaN, overflow, subnormals.

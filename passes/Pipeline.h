@@ -50,6 +50,8 @@ struct PipelineOptions {
   /// builder (PlanOptions::Gemm) by the tools that build plans from a
   /// pipeline run (test-onnx, run on the cuda backend).
   GemmKernels Gemm = GemmKernels::Auto;
+  /// `--attention-kernels`: likewise carried to PlanOptions::Attention.
+  AttentionKernels Attention = AttentionKernels::Auto;
   /// Fusion instances not to form: a group id ("7"): that group is not
   /// formed and its members run unfused; an ONNX node name: that node is
   /// kept out of every group.

@@ -257,7 +257,22 @@ FusionFlags::FusionFlags(cl::SubCommand &Sub, cl::OptionCategory &Cat)
                     "applies, sm_90), or auto "
                     "(default: what compile --tune measured faster, else "
                     "the library)"),
-           cl::init("auto"), cl::sub(Sub), cl::cat(Cat)) {}
+           cl::init("auto"), cl::sub(Sub), cl::cat(Cat)),
+      Attention("attention-kernels", cl::value_desc("auto|generated|cudnn"),
+                cl::desc("Who runs attention groups: generated (solder's "
+                         "flash-attention kernel), cudnn (cuDNN's fused "
+                         "attention wherever it takes the group: f16/bf16, "
+                         "additive or causal masks), or auto (default: what "
+                         "compile --tune measured faster, else generated)"),
+                cl::init("auto"), cl::sub(Sub), cl::cat(Cat)) {}
+
+Expected<AttentionKernels> FusionFlags::attentionKernels() const {
+  std::optional<AttentionKernels> A = parseAttentionKernels(Attention);
+  if (!A)
+    return usageError("--attention-kernels '" + Attention +
+                      "': expected auto, generated or cudnn");
+  return *A;
+}
 
 Expected<GemmKernels> FusionFlags::gemmKernels() const {
   std::optional<GemmKernels> G = parseGemmKernels(Gemm);
@@ -290,6 +305,10 @@ Error FusionFlags::apply(PipelineOptions &PO) const {
   Expected<GemmKernels> G = gemmKernels();
   if (!G)
     return G.takeError();
+  Expected<AttentionKernels> A = attentionKernels();
+  if (!A)
+    return A.takeError();
+  PO.Attention = *A;
   PO.NoFusion = NoFusion;
   PO.FuseAttention = FuseAttention;
   PO.AutoAttention = !NoFuseAttention;
@@ -302,6 +321,10 @@ Error FusionFlags::apply(ModelLoadOptions &Opts) const {
   Expected<GemmKernels> G = gemmKernels();
   if (!G)
     return G.takeError();
+  Expected<AttentionKernels> A = attentionKernels();
+  if (!A)
+    return A.takeError();
+  Opts.Attention = *A;
   Opts.NoFusion = NoFusion;
   Opts.FuseAttention = FuseAttention;
   Opts.AutoAttention = !NoFuseAttention;

@@ -100,6 +100,8 @@ public:
   bool autoAttention() const { return !NoFuseAttention; }
   /// --gemm-kernels, or a usage error naming the bad value.
   llvm::Expected<GemmKernels> gemmKernels() const;
+  /// --attention-kernels, or a usage error naming the bad value.
+  llvm::Expected<AttentionKernels> attentionKernels() const;
   std::vector<std::string> disabledFusions() const {
     return {Disabled.begin(), Disabled.end()};
   }
@@ -114,7 +116,7 @@ private:
   llvm::cl::opt<bool> NoFusion;
   llvm::cl::opt<bool> FuseAttention, NoFuseAttention;
   llvm::cl::list<std::string> Disabled;
-  llvm::cl::opt<std::string> Gemm;
+  llvm::cl::opt<std::string> Gemm, Attention;
 };
 
 /// `--precision fp32|tf32|fp16|bf16`, `--io-precision model|compute` and

@@ -119,6 +119,7 @@ Expected<CompiledOnnxModel> compileOnnxModel(StringRef Path,
   CO.FuseAttention = Opts.FuseAttention;
   CO.AutoAttention = Opts.AutoAttention;
   CO.Gemm = Opts.Gemm;
+  CO.Attention = Opts.Attention;
   CO.Tune = Opts.Tune;
   CO.DisabledFusions = Opts.DisabledFusions;
   CO.PerturbGroupId = Opts.PerturbGroupId;
@@ -177,11 +178,13 @@ loadOrCompileModel(StringRef Path, const ModelLoadOptions &Opts) {
                                "plan file: they were fixed by `solder "
                                "compile`");
     if (Opts.NoFusion || !Opts.DisabledFusions.empty() ||
-        Opts.Gemm != GemmKernels::Auto)
+        Opts.Gemm != GemmKernels::Auto ||
+        Opts.Attention != AttentionKernels::Auto)
       return createStringError(inconvertibleErrorCode(),
-                               "--no-fusion, --disable-fusion and "
-                               "--gemm-kernels do not apply to a plan file: "
-                               "its fusion was fixed by `solder compile`");
+                               "--no-fusion, --disable-fusion, --gemm-kernels "
+                               "and --attention-kernels do not apply to a plan "
+                               "file: its fusion was fixed by `solder "
+                               "compile`");
     Expected<std::shared_ptr<CompiledModel>> M = CompiledModel::loadPlan(Path);
     if (M) {
       (*M)->setPhaseCallback(Opts.OnPhase);

@@ -42,6 +42,7 @@ public:
     Plan.AllowTF32 = Opts.AllowTF32 || PO.Prec == Precision::TF32;
     Plan.Prec = PO.Prec;
     Plan.Gemm = PO.Gemm;
+    Plan.Attention = PO.Attention;
     Expected<solder::Plan> P = buildPlan(G, Plan);
     if (!P)
       return P.takeError();

@@ -60,6 +60,7 @@ static StringRef kindName(PlanStep::Kind K) {
   case PlanStep::Kind::Gemm:
     return "cublasLt";
   case PlanStep::Kind::Conv:
+  case PlanStep::Kind::Attention:
     return "cudnn";
   case PlanStep::Kind::Copy:
     return "copy";

@@ -50,7 +50,8 @@ struct ModelLoadOptions {
   bool FuseAttention = false;           ///< --fuse-attention
   bool AutoAttention = true;            ///< not --no-fuse-attention
   GemmKernels Gemm = GemmKernels::Auto; ///< --gemm-kernels
-  bool Tune = false;                    ///< compile --tune
+  AttentionKernels Attention = AttentionKernels::Auto; ///< --attention-kernels
+  bool Tune = false;                                   ///< compile --tune
   std::vector<std::string> DisabledFusions;
   int64_t PerturbGroupId = -1;
   /// --max-constant-bytes, --max-tensor-bytes (LimitFlags::apply).

@@ -150,6 +150,19 @@ StepCost stepCost(const Plan &P, size_t K,
     C.M = mathOf(V.Elem, V.AllowTF32);
     return C;
   }
+  case PlanStep::Kind::Attention: {
+    // Q K^T and P V; Q, K, V, the mask and O each moved once.
+    const AttentionConfig &A = P.Attentions[S.Index];
+    double B = double(A.Batch), Hq = double(A.QHeads), Hk = double(A.KvHeads),
+           Sq = double(A.QLen), Sk = double(A.KvLen), D = double(A.HeadDim),
+           Dv = double(A.VHeadDim);
+    C.Flops = 2 * B * Hq * Sq * Sk * (D + Dv);
+    double Mask = A.HasBias ? product(A.BiasDims) : 0;
+    C.Bytes = (B * Hq * Sq * (D + Dv) + B * Hk * Sk * (D + Dv) + Mask) *
+              double(dtypeSize(A.Elem));
+    C.M = StepCost::Math::Half;
+    return C;
+  }
   case PlanStep::Kind::Copy:
     C.Bytes = 2.0 * double(P.Copies[S.Index].Bytes);
     return C;
@@ -176,6 +189,7 @@ const char *kindName(PlanStep::Kind K) {
   case PlanStep::Kind::Gemm:
     return "cublaslt";
   case PlanStep::Kind::Conv:
+  case PlanStep::Kind::Attention:
     return "cudnn";
   case PlanStep::Kind::Copy:
     return "copy";

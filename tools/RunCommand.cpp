@@ -153,11 +153,14 @@ static int runPlanCommand() {
   Expected<GemmKernels> Gemm = RunFusion.gemmKernels();
   if (!Gemm)
     return reportError(Gemm.takeError());
+  Expected<AttentionKernels> Attn = RunFusion.attentionKernels();
+  if (!Attn)
+    return reportError(Attn.takeError());
   if (RunFusion.noFusion() || !RunFusion.disabledFusions().empty() ||
-      *Gemm != GemmKernels::Auto)
-    return reportError("--no-fusion, --disable-fusion and --gemm-kernels do "
-                       "not apply to a plan file: its fusion was fixed by "
-                       "`solder compile`");
+      *Gemm != GemmKernels::Auto || *Attn != AttentionKernels::Auto)
+    return reportError("--no-fusion, --disable-fusion, --gemm-kernels and "
+                       "--attention-kernels do not apply to a plan file: its "
+                       "fusion was fixed by `solder compile`");
   if (!RunShapes.empty())
     return reportError("--shape does not apply to a plan file: its shapes "
                        "were fixed by `solder compile`");

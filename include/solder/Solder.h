@@ -128,6 +128,10 @@ struct CompileOptions {
   /// tensor-core GEMM with the whole epilogue, LayerNorm included
   /// (f16/bf16), or auto: what Tune chose, else the library.
   GemmKernels Gemm = GemmKernels::Auto;
+  /// Who runs attention groups: the generated flash-attention kernel,
+  /// cuDNN's fused attention (f16/bf16; the plan fails to load where cuDNN
+  /// refuses the group), or auto: what Tune chose, else generated.
+  AttentionKernels Attention = AttentionKernels::Auto;
   /// With Gemm auto and a GPU here: times both ways of running each
   /// matmul group that has a generated GEMM, on this GPU, and keeps the
   /// faster (the fusion report shows both times). Needs the GPU; library

@@ -33,6 +33,7 @@
 #include <map>
 #include <mutex>
 #include <nvtx3/nvToolsExt.h>
+#include <set>
 #include <thread>
 
 using namespace llvm;
@@ -185,10 +186,17 @@ CompiledModel::compileGraph(Graph &G, const CompileOptions &Opts) {
   PlanOpts.Progress = Opts.Progress;
   PlanOpts.PerturbGroupId = Opts.PerturbGroupId;
   PlanOpts.Gemm = Opts.Gemm;
+  PlanOpts.Attention = Opts.Attention;
   if (Opts.Tune && Opts.Gemm == GemmKernels::Auto &&
       (Opts.Prec == Precision::F16 || Opts.Prec == Precision::BF16)) {
     PhaseScope Phase(Opts.OnPhase, "tuning");
     if (Error E = tuneGemmGroups(G, PlanOpts))
+      return std::move(E);
+  }
+  if (Opts.Tune && Opts.Attention == AttentionKernels::Auto &&
+      (Opts.Prec == Precision::F16 || Opts.Prec == Precision::BF16)) {
+    PhaseScope Phase(Opts.OnPhase, "tuning");
+    if (Error E = tuneAttentionGroups(G, PlanOpts))
       return std::move(E);
   }
   Expected<Plan> P = [&] {
@@ -333,7 +341,8 @@ ModelStats CompiledModel::stats() const {
   ModelStats S;
   S.Steps = I->P.Steps.size();
   S.Kernels = I->P.Kernels.size();
-  S.LibraryCalls = I->P.Gemms.size() + I->P.Convs.size();
+  S.LibraryCalls =
+      I->P.Gemms.size() + I->P.Convs.size() + I->P.Attentions.size();
   S.ArenaBytes = I->P.ArenaBytes;
   S.NaiveArenaBytes = I->P.NaiveArenaBytes;
   S.WeightBytes = I->P.Weights.size();
@@ -544,6 +553,24 @@ Error CompiledModel::Impl::loadOnce() {
       if (!Ws)
         return Fail(Ws.takeError(), Idx);
       WorkspaceBytes = std::max(WorkspaceBytes, *Ws);
+    }
+    cudaLibs().cudnnDestroy(Dnn);
+  }
+  // cuDNN's attention plans are built per context (on its handle); one
+  // built here checks cuDNN takes each and sizes the shared workspace.
+  if (!P.Attentions.empty()) {
+    cudnnHandle_t Dnn;
+    SOLDER_CUDNN_TRY(cudaLibs().cudnnCreate(&Dnn), "cudnnCreate");
+    std::set<std::string> Checked;
+    for (size_t Idx = 0; Idx < P.Attentions.size(); ++Idx) {
+      if (!Checked.insert(attentionPlanKey(P.Attentions[Idx])).second)
+        continue;
+      AttentionCall Call;
+      if (Error E = Call.init(P.Attentions[Idx], Dnn)) {
+        cudaLibs().cudnnDestroy(Dnn);
+        return rtError(attentionLabel(P, Idx) + ": " + toString(std::move(E)));
+      }
+      WorkspaceBytes = std::max(WorkspaceBytes, Call.workspaceBytes());
     }
     cudaLibs().cudnnDestroy(Dnn);
   }

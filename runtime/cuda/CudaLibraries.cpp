@@ -17,7 +17,7 @@ static llvm::Error loadInto(CudaLibraries &L) {
   const char *DnnName = "libcudnn.so." SOLDER_STRINGIFY(CUDNN_MAJOR);
   auto Dnn = openSharedLibrary(
       DnnName, {SOLDER_CUDNN_LIBRARY_DIR, SOLDER_CUDA_LIBRARY_DIR},
-      "cuDNN 9, for Conv and ConvTranspose");
+      "cuDNN 9, for Conv, ConvTranspose and attention");
   if (!Dnn)
     return Dnn.takeError();
 #define SOLDER_RESOLVE_LT(Name)                                                \

@@ -59,7 +59,15 @@ namespace solder {
   X(cudnnCreateActivationDescriptor)                                           \
   X(cudnnSetActivationDescriptor)                                              \
   X(cudnnDestroyActivationDescriptor)                                          \
-  X(cudnnConvolutionBiasActivationForward)
+  X(cudnnConvolutionBiasActivationForward)                                     \
+  X(cudnnGetLastErrorString)                                                   \
+  X(cudnnGetVersion)                                                           \
+  X(cudnnBackendCreateDescriptor)                                              \
+  X(cudnnBackendDestroyDescriptor)                                             \
+  X(cudnnBackendSetAttribute)                                                  \
+  X(cudnnBackendGetAttribute)                                                  \
+  X(cudnnBackendFinalize)                                                      \
+  X(cudnnBackendExecute)
 
 struct CudaLibraries {
 #define SOLDER_CUDA_LIB_POINTER(Name) decltype(&::Name) Name = nullptr;

@@ -11,6 +11,7 @@
 #include "runtime/reference/ReferenceExecutor.h"
 #include <algorithm>
 #include <cstdint>
+#include <map>
 #include <mutex>
 
 using namespace llvm;
@@ -77,6 +78,8 @@ Error ExecutionContext::Impl::init(char *External, uint64_t ExternalBytes) {
     if (Error E = Convs.back()->init(C))
       return E;
   }
+  if (Error E = initAttentions())
+    return E;
   if (External) {
     if (ExternalBytes < Size)
       return rtError("the shared context block has " + Twine(ExternalBytes) +
@@ -230,13 +233,31 @@ Error ExecutionContext::Impl::refreshArgs(cudaStream_t Stream) {
   return Error::success();
 }
 
+Error ExecutionContext::Impl::initAttentions() {
+  const Plan &P = M->P;
+  Attentions.clear();
+  AttentionOf.clear();
+  std::map<std::string, size_t> Built;
+  for (size_t I = 0; I < P.Attentions.size(); ++I) {
+    auto [It, New] =
+        Built.emplace(attentionPlanKey(P.Attentions[I]), Attentions.size());
+    AttentionOf.push_back(It->second);
+    if (!New)
+      continue;
+    Attentions.push_back(std::make_unique<AttentionCall>());
+    if (Error E = Attentions.back()->init(P.Attentions[I], Dnn))
+      return rtError(attentionLabel(P, I) + ": " + toString(std::move(E)));
+  }
+  return Error::success();
+}
+
 Error ExecutionContext::Impl::enqueueSteps(cudaStream_t S, size_t First,
                                            size_t Last) {
   const Plan &P = M->P;
   if (ArgsStale)
     if (Error E = refreshArgs(S))
       return E;
-  if (!Convs.empty())
+  if (usesDnn())
     SOLDER_CUDNN_TRY(cudaLibs().cudnnSetStream(Dnn, S), "cudnnSetStream");
   for (size_t SI = First; SI < std::min(Last, P.Steps.size()); ++SI) {
     const PlanStep &St = P.Steps[SI];
@@ -279,6 +300,13 @@ Error ExecutionContext::Impl::enqueueSteps(cudaStream_t S, size_t First,
                                    C.Fused ? resolve(C.Bias) : nullptr,
                                    C.Fused && C.HasZ ? resolve(C.Z) : nullptr,
                                    Workspace, M->WorkspaceBytes);
+      break;
+    }
+    case PlanStep::Kind::Attention: {
+      const AttentionConfig &C = P.Attentions[St.Index];
+      E = Attentions[AttentionOf[St.Index]]->enqueue(
+          Dnn, resolve(C.Q), resolve(C.K), resolve(C.V),
+          C.HasBias ? resolve(C.Bias) : nullptr, resolveMut(C.O), Workspace);
       break;
     }
     case PlanStep::Kind::Copy: {
@@ -336,7 +364,7 @@ Error ExecutionContext::Impl::runGraph(cudaStream_t S) {
   auto FallBack = [&](Error Why) -> Error {
     GraphFailure = toString(std::move(Why));
     cudaGetLastError();
-    if (!Convs.empty()) // a handle that failed in a capture fails after it
+    if (usesDnn()) // a handle that failed in a capture fails after it
       consumeError(renewDnn());
     UseGraph = false;
     if (Exec) {
@@ -368,7 +396,7 @@ Error ExecutionContext::Impl::runGraph(cudaStream_t S) {
     if (!E)
       E = cudaError(End, "cudaStreamEndCapture");
     cudaGetLastError();
-    if (Convs.empty() || Attempt == 2)
+    if (!usesDnn() || Attempt == 2)
       return FallBack(std::move(E));
     consumeError(std::move(E));
     ++CaptureRetries;

@@ -2,7 +2,9 @@
 #include "runtime/cuda/GemmTuning.h"
 #include "codegen/KernelEmitter.h"
 #include "codegen/NvrtcCompiler.h"
+#include "ir/AttentionSpec.h"
 #include "ir/FusedGroup.h"
+#include "runtime/cuda/CudaLibraries.h"
 #include "runtime/cuda/CudaSupport.h"
 #include "runtime/cuda/KernelCompiler.h"
 #include "runtime/cuda/PlanFile.h"
@@ -29,13 +31,8 @@ struct PlanTimes {
   double Whole = 0;                 ///< the whole plan
 };
 
-/// The plan of G built with Mode (and Choices), kernels compiled.
-Expected<Plan> candidatePlan(const Graph &G, const PlanOptions &Base,
-                             GemmKernels Mode,
-                             const std::map<int64_t, bool> &Choices) {
-  PlanOptions PO = Base;
-  PO.Gemm = Mode;
-  PO.GemmChoices = Choices;
+/// The plan of G built with PO, kernels compiled.
+Expected<Plan> candidatePlan(const Graph &G, PlanOptions PO) {
   PO.Progress = nullptr;
   Expected<Plan> P = buildPlan(G, PO);
   if (!P)
@@ -43,6 +40,16 @@ Expected<Plan> candidatePlan(const Graph &G, const PlanOptions &Base,
   if (Error E = compilePlanKernels(*P, PO))
     return std::move(E);
   return P;
+}
+
+/// The plan of G built with Mode (and Choices), kernels compiled.
+Expected<Plan> candidatePlan(const Graph &G, const PlanOptions &Base,
+                             GemmKernels Mode,
+                             const std::map<int64_t, bool> &Choices) {
+  PlanOptions PO = Base;
+  PO.Gemm = Mode;
+  PO.GemmChoices = Choices;
+  return candidatePlan(G, PO);
 }
 
 /// Median milliseconds of plan P and of each candidate group's steps in it.
@@ -83,13 +90,14 @@ Expected<PlanTimes> timePlan(Plan P, const std::set<int64_t> &Ids) {
 /// types, groups; large constants elided, as timings do not depend on
 /// values), the kernels of both candidate plans (so a change to code
 /// generation tunes again), this GPU and NVRTC's version.
-std::string tuningKey(const Plan &Lib, const Plan &Gen, StringRef Gpu) {
+std::string tuningKey(const Plan &Lib, const Plan &Gen, StringRef Gpu,
+                      StringRef What = "solder gemm tuning 1") {
   SHA256 H;
   auto Add = [&](StringRef S) {
     H.update(S);
     H.update(StringRef("\0", 1));
   };
-  Add("solder gemm tuning 1");
+  Add(What);
   Add(Gpu);
   Add(nvrtcVersionString());
   Add(Lib.IrText);
@@ -99,6 +107,18 @@ std::string tuningKey(const Plan &Lib, const Plan &Gen, StringRef Gpu) {
       Add(K.Source);
     }
   return toHex(H.final(), /*LowerCase=*/true);
+}
+
+/// Writes the outcome to Path (best effort: a cache that cannot be
+/// written only costs the next compile the timing).
+void writeCache(StringRef Path, const std::map<int64_t, bool> &Choices,
+                std::map<int64_t, std::string> &Notes) {
+  if (!Path.empty() &&
+      !sys::fs::create_directories(sys::path::parent_path(Path)))
+    consumeError(writeAtomically(Path, [&](raw_pwrite_stream &OS) {
+      for (const auto &[Id, Use] : Choices)
+        OS << Id << " " << (Use ? 1 : 0) << " " << Notes[Id] << "\n";
+    }));
 }
 
 /// <cache>/tuning/<key>: one line per group, "<id> <0|1> <note>"; "" when
@@ -141,6 +161,24 @@ bool readCache(StringRef Path, const std::set<int64_t> &Ids,
   return true;
 }
 
+/// Copies the outcome cached at Path for Ids into Choices and Notes (the
+/// notes marked cached); false when there is none.
+bool reuseCache(StringRef Path, const std::set<int64_t> &Ids,
+                raw_ostream *Progress, std::map<int64_t, bool> &Choices,
+                std::map<int64_t, std::string> &Notes) {
+  std::map<int64_t, bool> C;
+  std::map<int64_t, std::string> N;
+  if (!readCache(Path, Ids, C, N))
+    return false;
+  if (Progress)
+    *Progress << "tuning: reused the timings cached in " << Path << "\n";
+  for (auto &[Id, Use] : C) {
+    Choices[Id] = Use;
+    Notes[Id] = N[Id] + " (cached)";
+  }
+  return true;
+}
+
 } // namespace
 
 Error tuneGemmGroups(const Graph &G, PlanOptions &Opts) {
@@ -166,17 +204,10 @@ Error tuneGemmGroups(const Graph &G, PlanOptions &Opts) {
   if (!Gpu)
     return Gpu.takeError();
   std::string Path = tuningPath(Opts, tuningKey(*LibPlan, *GenPlan, *Gpu));
+  if (reuseCache(Path, Ids, Opts.Progress, Opts.GemmChoices, Opts.GemmNotes))
+    return Error::success();
   std::map<int64_t, bool> Choices;
   std::map<int64_t, std::string> Notes;
-  if (readCache(Path, Ids, Choices, Notes)) {
-    if (Opts.Progress)
-      *Opts.Progress << "tuning: reused the timings cached in " << Path << "\n";
-    for (auto &[Id, Use] : Choices) {
-      Opts.GemmChoices[Id] = Use;
-      Opts.GemmNotes[Id] = Notes[Id] + " (cached)";
-    }
-    return Error::success();
-  }
   Expected<PlanTimes> Lib = timePlan(std::move(*LibPlan), Ids);
   if (!Lib)
     return Lib.takeError();
@@ -218,17 +249,108 @@ Error tuneGemmGroups(const Graph &G, PlanOptions &Opts) {
         }
     }
   }
-  // A later compile of the same graph on this GPU reuses the outcome; a
-  // cache that cannot be written only costs that compile the timing.
-  if (!Path.empty() &&
-      !sys::fs::create_directories(sys::path::parent_path(Path)))
-    consumeError(writeAtomically(Path, [&](raw_pwrite_stream &OS) {
-      for (const auto &[Id, Use] : Choices)
-        OS << Id << " " << (Use ? 1 : 0) << " " << Notes[Id] << "\n";
-    }));
+  // A later compile of the same graph on this GPU reuses the outcome.
+  writeCache(Path, Choices, Notes);
   for (auto &[Id, Use] : Choices) {
     Opts.GemmChoices[Id] = Use;
     Opts.GemmNotes[Id] = Notes[Id];
+  }
+  return Error::success();
+}
+
+Error tuneAttentionGroups(const Graph &G, PlanOptions &Opts) {
+  std::set<int64_t> Ids;
+  for (const auto &N : G.nodes())
+    if (N->kind() == OpKind::Attention && attentionGroup(*N).Id >= 0)
+      Ids.insert(attentionGroup(*N).Id);
+  if (Ids.empty())
+    return Error::success();
+  if (Opts.Progress)
+    *Opts.Progress << "tuning: timing " << Ids.size()
+                   << " attention groups as generated kernels and as cuDNN "
+                      "calls\n";
+  PlanOptions GenOpts = Opts, DnnOpts = Opts;
+  GenOpts.Attention = AttentionKernels::Generated;
+  DnnOpts.Attention = AttentionKernels::Cudnn;
+  Expected<Plan> GenPlan = candidatePlan(G, GenOpts);
+  if (!GenPlan)
+    return GenPlan.takeError();
+  Expected<Plan> DnnPlan = candidatePlan(G, DnnOpts);
+  if (!DnnPlan)
+    return DnnPlan.takeError();
+  // Groups cuDNN does not take (f32, a boolean mask) stay generated.
+  std::set<int64_t> Takes;
+  for (const PlanGroup &Grp : DnnPlan->Groups)
+    if (Ids.count(Grp.Id) && !Grp.Steps.empty() &&
+        DnnPlan->Steps[Grp.Steps.front()].K == PlanStep::Kind::Attention)
+      Takes.insert(Grp.Id);
+  if (Takes.empty())
+    return Error::success();
+  Expected<std::string> Gpu = currentDeviceName();
+  if (!Gpu)
+    return Gpu.takeError();
+  Expected<const CudaLibraries *> Libs = loadCudaLibraries();
+  if (!Libs)
+    return Libs.takeError();
+  std::string Key = tuningKey(*GenPlan, *DnnPlan, *Gpu,
+                              "solder attention tuning 1, cuDNN " +
+                                  std::to_string((*Libs)->cudnnGetVersion()));
+  std::string Path = tuningPath(Opts, Key);
+  if (reuseCache(Path, Takes, Opts.Progress, Opts.AttentionChoices,
+                 Opts.AttentionNotes))
+    return Error::success();
+  std::map<int64_t, bool> Choices;
+  std::map<int64_t, std::string> Notes;
+  Expected<PlanTimes> Gen = timePlan(std::move(*GenPlan), Takes);
+  if (!Gen)
+    return Gen.takeError();
+  // cuDNN may still refuse a group when the plan loads (no engine for it
+  // in this version): then every group stays generated, saying why.
+  Expected<PlanTimes> Dnn = timePlan(std::move(*DnnPlan), Takes);
+  if (!Dnn) {
+    std::string Why = "not cuDNN: " + toString(Dnn.takeError());
+    for (int64_t Id : Takes) {
+      Choices[Id] = false;
+      Notes[Id] = Why;
+    }
+  } else {
+    bool Any = false;
+    for (int64_t Id : Takes) {
+      auto X = Gen->Groups.find(Id), D = Dnn->Groups.find(Id);
+      if (X == Gen->Groups.end() || D == Dnn->Groups.end())
+        continue;
+      bool UseDnn = D->second < X->second * Margin;
+      Any |= UseDnn;
+      Choices[Id] = UseDnn;
+      Notes[Id] = formatv("tuned: cuDNN {0:F1} us, generated {1:F1} us",
+                          D->second * 1e3, X->second * 1e3)
+                      .str();
+    }
+    // As for GEMMs: the plan with the chosen calls must be faster whole.
+    if (Any) {
+      PlanOptions Chosen = Opts;
+      Chosen.AttentionChoices = Choices;
+      Expected<Plan> TunedPlan = candidatePlan(G, Chosen);
+      if (!TunedPlan)
+        return TunedPlan.takeError();
+      Expected<PlanTimes> Tuned = timePlan(std::move(*TunedPlan), Takes);
+      if (!Tuned)
+        return Tuned.takeError();
+      if (Tuned->Whole >= Gen->Whole)
+        for (auto &[Id, Use] : Choices)
+          if (Use) {
+            Use = false;
+            Notes[Id] += formatv("; not kept: the plan ran {0:F3} ms with "
+                                 "the chosen cuDNN calls, {1:F3} ms without",
+                                 Tuned->Whole, Gen->Whole)
+                             .str();
+          }
+    }
+  }
+  writeCache(Path, Choices, Notes);
+  for (auto &[Id, Use] : Choices) {
+    Opts.AttentionChoices[Id] = Use;
+    Opts.AttentionNotes[Id] = Notes[Id];
   }
   return Error::success();
 }

@@ -33,6 +33,12 @@ namespace solder {
 /// a generated GEMM; needs a GPU.
 llvm::Error tuneGemmGroups(const Graph &G, PlanOptions &Opts);
 
+/// Fills Opts.AttentionChoices and Opts.AttentionNotes for every attention
+/// group cuDNN's fused attention takes, timed the same way (cuDNN must win
+/// by 5%, and the plan with the chosen calls must be faster whole); needs
+/// a GPU.
+llvm::Error tuneAttentionGroups(const Graph &G, PlanOptions &Opts);
+
 } // namespace solder
 
 #endif

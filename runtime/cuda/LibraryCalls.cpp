@@ -680,6 +680,11 @@ std::string describeLibraryChoice(const Plan &P, const PlanStep &S) {
     return Out + convAlgoName(C.Transpose, C.Algo) + ", " + M +
            " math, tuned on " + P.TunedOn;
   }
+  if (S.K == PlanStep::Kind::Attention && S.Index < P.Attentions.size()) {
+    const AttentionConfig &C = P.Attentions[S.Index];
+    return "cuDNN fused attention, " + mathMode(C.Elem, false) +
+           ", engine chosen by cuDNN's heuristics at load";
+  }
   return "";
 }
 

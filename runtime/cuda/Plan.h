@@ -146,15 +146,39 @@ struct ConvConfig {
   BufferRef X, W, Y, Bias, Z;
 };
 
+/// Scaled dot-product attention as one cuDNN call (the backend graph API's
+/// fused flash-attention engines): O = softmax(Scale Q K^T + Bias [causal])
+/// V, fp32 scores and softmax, Q/K/V/Bias/O of type Elem (f16 or bf16).
+/// Every tensor is described over [b, h, s, d] by element strides, so Q, K
+/// and V may be read straight out of a packed projection and O written in
+/// the layout the output projection reads.
+struct AttentionConfig {
+  DType Elem = DType::F16;
+  int64_t Batch = 0, QHeads = 0, KvHeads = 0, QLen = 0, KvLen = 0;
+  int64_t HeadDim = 0, VHeadDim = 0;
+  std::array<int64_t, 4> QStrides = {}, KStrides = {}, VStrides = {},
+                         OStrides = {};
+  float Scale = 1.0f;
+  /// Row i sees keys 0..i only (top-left aligned, as Attention's
+  /// is_causal).
+  bool Causal = false;
+  /// An additive mask over [B, Hq, Sq, Sk] of type BiasElem (Elem or
+  /// f32); a dim of 1 broadcasts.
+  bool HasBias = false;
+  DType BiasElem = DType::F16;
+  std::array<int64_t, 4> BiasDims = {}, BiasStrides = {};
+  BufferRef Q, K, V, Bias, O;
+};
+
 struct CopyConfig {
   BufferRef Src, Dst;
   uint64_t Bytes = 0;
 };
 
 struct PlanStep {
-  enum class Kind : uint8_t { Kernel, Gemm, Conv, Copy };
+  enum class Kind : uint8_t { Kernel, Gemm, Conv, Copy, Attention };
   Kind K = Kind::Kernel;
-  /// Index into Plan::Kernels / Gemms / Convs / Copies.
+  /// Index into Plan::Kernels / Gemms / Convs / Copies / Attentions.
   uint32_t Index = 0;
   /// Kernel parameters (Kernel steps only), in the kernel's order.
   std::vector<BufferRef> Args;
@@ -217,6 +241,7 @@ struct Plan {
   std::vector<GemmConfig> Gemms;
   std::vector<ConvConfig> Convs;
   std::vector<CopyConfig> Copies;
+  std::vector<AttentionConfig> Attentions;
   std::vector<PlanStep> Steps;
   std::vector<PlanBuffer> Buffers;
   uint64_t ArenaBytes = 0;

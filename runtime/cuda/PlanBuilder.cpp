@@ -39,6 +39,7 @@
 #include "ir/OpRegistry.h"
 #include "ir/Printer.h"
 #include "ir/StridedView.h"
+#include "runtime/cuda/CudnnAttention.h"
 #include "runtime/cuda/KernelCompiler.h"
 #include "runtime/cuda/MemoryPlanner.h"
 #include "llvm/ADT/DenseMap.h"
@@ -199,6 +200,13 @@ struct ConvValues {
   bool ZeroBias = false;
 };
 
+struct AttentionValues {
+  const Value *Q = nullptr, *K = nullptr, *V = nullptr, *Bias = nullptr,
+              *O = nullptr;
+  /// Byte offsets into Q, K and V where the parts start.
+  uint64_t OffsetQ = 0, OffsetK = 0, OffsetV = 0;
+};
+
 /// A Plan::Groups entry before buffers are placed.
 struct ProtoGroup {
   PlanGroup G;
@@ -237,6 +245,9 @@ private:
   Error addConv(const Node &N, bool Transpose, const LibraryEpilogue *E);
   /// The steps of a contraction group; RunsAs says how it runs.
   Error addContractionGroup(const Node &Group, std::string &RunsAs);
+  /// Attention node N as one cuDNN call, when the options ask for it and
+  /// cuDNN takes it; else Why says why not (empty when not asked).
+  Error addCudnnAttention(const Node &N, bool &Added, std::string &Why);
   /// The library call plus its rest kernel.
   Error addLibraryGroup(const Node &Group, std::string &RunsAs);
   void addGemmEpilogue(GemmConfig &C, GemmValues &GV, const LibraryEpilogue *E);
@@ -267,6 +278,7 @@ private:
   std::vector<ProtoStep> Steps;
   std::vector<GemmValues> GemmVals;
   std::vector<ConvValues> ConvVals;
+  std::vector<AttentionValues> AttnVals;
   std::vector<const Value *> CopySrc;
   DenseMap<const Value *, const Value *> Alias; // view result -> operand
   DenseMap<const Value *, const Value *> Subst; // body input -> outer value
@@ -819,6 +831,94 @@ void Builder::recordGroup(const Node &N, size_t FirstStep, std::string RunsAs) {
   Groups.push_back(std::move(PG));
 }
 
+Error Builder::addCudnnAttention(const Node &N, bool &Added, std::string &Why) {
+  int64_t Id = attentionGroup(N).Id;
+  bool Want = Opts.Attention == AttentionKernels::Cudnn;
+  auto Choice = Opts.AttentionChoices.find(Id);
+  if (Opts.Attention == AttentionKernels::Auto &&
+      Choice != Opts.AttentionChoices.end())
+    Want = Choice->second;
+  if (!Want)
+    return Error::success();
+  Expected<AttentionSpec> SOr = resolveAttention(N);
+  if (!SOr)
+    return SOr.takeError();
+  const AttentionSpec &S = *SOr;
+  AttentionConfig C;
+  C.Elem = N.operand(0)->dtype();
+  C.Batch = S.Batch;
+  C.QHeads = S.QHeads;
+  C.KvHeads = S.KvHeads;
+  C.QLen = S.QLen;
+  C.KvLen = S.KvLen;
+  C.HeadDim = S.HeadDim;
+  C.VHeadDim = S.VHeadDim;
+  C.Scale = float(S.Scale);
+  C.Causal = S.Causal;
+  if (S.Mask == AttentionSpec::MaskKind::Bool) {
+    Why = "a boolean mask";
+    return Error::success();
+  }
+  AttentionValues AV;
+  if (S.Mask == AttentionSpec::MaskKind::Additive) {
+    C.BiasElem = N.operand(3)->dtype();
+    if (C.BiasElem != C.Elem && C.BiasElem != DType::F32) {
+      Why = "a mask of type " + dtypeName(C.BiasElem).str();
+      return Error::success();
+    }
+    C.HasBias = true;
+    int64_t Full[4] = {S.Batch, S.QHeads, S.QLen, S.KvLen};
+    for (int I = 0; I < 4; ++I)
+      C.BiasDims[I] = S.MaskStrides[I] ? Full[I] : 1;
+    // A broadcast dim gets the stride a packed tensor of these dims has.
+    int64_t Packed = 1;
+    for (int I = 3; I >= 0; --I) {
+      C.BiasStrides[I] = S.MaskStrides[I] ? S.MaskStrides[I] : Packed;
+      Packed *= C.BiasDims[I];
+    }
+    AV.Bias = N.operand(3);
+  }
+  std::array<AttentionOperandLayout, 3> L = attentionOperandLayouts(N, S);
+  C.QStrides = L[0].Strides;
+  C.KStrides = L[1].Strides;
+  C.VStrides = L[2].Strides;
+  C.OStrides = S.outStrides();
+  uint64_t Elem = dtypeSize(C.Elem);
+  AV.Q = L[0].Src;
+  AV.K = L[1].Src;
+  AV.V = L[2].Src;
+  AV.O = N.result(0);
+  AV.OffsetQ = uint64_t(L[0].Offset) * Elem;
+  AV.OffsetK = uint64_t(L[1].Offset) * Elem;
+  AV.OffsetV = uint64_t(L[2].Offset) * Elem;
+  // The checks see the part offsets (buffers start 256-byte aligned, so
+  // they decide cuDNN's alignment); placement adds them to the buffers'
+  // own offsets later.
+  C.Q.Offset = AV.OffsetQ;
+  C.K.Offset = AV.OffsetK;
+  C.V.Offset = AV.OffsetV;
+  Why = cudnnAttentionUnsupported(C);
+  if (!Why.empty())
+    return Error::success();
+  C.Q.Offset = C.K.Offset = C.V.Offset = 0;
+  ProtoStep St;
+  St.K = PlanStep::Kind::Attention;
+  St.Index = P.Attentions.size();
+  St.Label = N.describe() +
+             formatv(" (cuDNN attention B={0} H={1} Sq={2} Sk={3} D={4})",
+                     S.Batch, S.QHeads, S.QLen, S.KvLen, S.HeadDim)
+                 .str();
+  St.Reads = {AV.Q, AV.K, AV.V};
+  if (AV.Bias)
+    St.Reads.push_back(AV.Bias);
+  St.Writes = {AV.O};
+  P.Attentions.push_back(C);
+  AttnVals.push_back(AV);
+  Steps.push_back(std::move(St));
+  Added = true;
+  return Error::success();
+}
+
 Error Builder::scheduleNode(const Node &N) {
   const OpInfo &Info = getOpInfo(N.kind());
   if (Info.IsView && !N.body()) {
@@ -854,7 +954,20 @@ Error Builder::scheduleNode(const Node &N) {
     recordGroup(N, First, std::move(RunsAs));
     return Error::success();
   }
-  std::string RunsAs;
+  std::string RunsAs, NotCudnn;
+  if (N.kind() == OpKind::Attention) {
+    bool Added = false;
+    if (Error E = addCudnnAttention(N, Added, NotCudnn))
+      return E;
+    if (Added) {
+      std::string How = "cuDNN fused attention (SDPA)";
+      auto Note = Opts.AttentionNotes.find(attentionGroup(N).Id);
+      if (Note != Opts.AttentionNotes.end())
+        How += " (" + Note->second + ")";
+      recordGroup(N, First, How);
+      return Error::success();
+    }
+  }
   bool Covered = false;
   for (const Value *R : N.results()) {
     if (!R)
@@ -877,6 +990,11 @@ Error Builder::scheduleNode(const Node &N) {
   if (!Covered && !AllEmpty)
     return planError(N.describe() +
                      ": no generated kernel implements it on the GPU");
+  if (!NotCudnn.empty())
+    RunsAs += " (not cuDNN: " + NotCudnn + ")";
+  else if (auto Note = Opts.AttentionNotes.find(attentionGroup(N).Id);
+           N.kind() == OpKind::Attention && Note != Opts.AttentionNotes.end())
+    RunsAs += " (" + Note->second + ")";
   recordGroup(N, First, std::move(RunsAs));
   return Error::success();
 }
@@ -1015,6 +1133,20 @@ Error Builder::placeBuffers() {
       }
       if (CV.Z)
         C.Z = ref(CV.Z);
+      break;
+    }
+    case PlanStep::Kind::Attention: {
+      AttentionConfig &C = P.Attentions[S.Index];
+      const AttentionValues &AV = AttnVals[S.Index];
+      C.Q = ref(AV.Q);
+      C.K = ref(AV.K);
+      C.V = ref(AV.V);
+      C.O = ref(AV.O);
+      C.Q.Offset += AV.OffsetQ;
+      C.K.Offset += AV.OffsetK;
+      C.V.Offset += AV.OffsetV;
+      if (AV.Bias)
+        C.Bias = ref(AV.Bias);
       break;
     }
     case PlanStep::Kind::Copy: {

@@ -44,6 +44,11 @@ struct PlanOptions {
   GemmKernels Gemm = GemmKernels::Auto;
   std::map<int64_t, bool> GemmChoices;
   std::map<int64_t, std::string> GemmNotes;
+  /// Who runs attention groups, what tuning chose per group id (true:
+  /// cuDNN) and its note.
+  AttentionKernels Attention = AttentionKernels::Auto;
+  std::map<int64_t, bool> AttentionChoices;
+  std::map<int64_t, std::string> AttentionNotes;
 };
 
 /// The contraction groups of G that run as generated GEMMs under Opts.

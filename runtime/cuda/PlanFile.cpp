@@ -318,6 +318,26 @@ static std::string serializeMetadata(const Plan &P) {
     W.ref(C.Dst);
     W.pod<uint64_t>(C.Bytes);
   }
+  W.pod<uint64_t>(P.Attentions.size());
+  for (const AttentionConfig &C : P.Attentions) {
+    W.pod<uint8_t>(uint8_t(C.Elem));
+    for (int64_t X :
+         {C.Batch, C.QHeads, C.KvHeads, C.QLen, C.KvLen, C.HeadDim, C.VHeadDim})
+      W.pod<int64_t>(X);
+    for (const auto *St : {&C.QStrides, &C.KStrides, &C.VStrides, &C.OStrides,
+                           &C.BiasDims, &C.BiasStrides})
+      for (int64_t X : *St)
+        W.pod<int64_t>(X);
+    W.pod<float>(C.Scale);
+    W.pod<uint8_t>(C.Causal);
+    W.pod<uint8_t>(C.HasBias);
+    W.pod<uint8_t>(uint8_t(C.BiasElem));
+    W.ref(C.Q);
+    W.ref(C.K);
+    W.ref(C.V);
+    W.ref(C.Bias);
+    W.ref(C.O);
+  }
   W.pod<uint64_t>(P.Steps.size());
   for (const PlanStep &S : P.Steps) {
     W.pod<uint8_t>(uint8_t(S.K));
@@ -500,7 +520,8 @@ static Error validatePlan(const Plan &P) {
     size_t Limit = S.K == PlanStep::Kind::Kernel ? P.Kernels.size()
                    : S.K == PlanStep::Kind::Gemm ? P.Gemms.size()
                    : S.K == PlanStep::Kind::Conv ? P.Convs.size()
-                                                 : P.Copies.size();
+                   : S.K == PlanStep::Kind::Copy ? P.Copies.size()
+                                                 : P.Attentions.size();
     if (S.Index >= Limit)
       return planFileError("plan step '" + S.Label + "' refers to a missing " +
                            "kernel or library call");
@@ -534,6 +555,16 @@ static Error validatePlan(const Plan &P) {
   for (const CopyConfig &C : P.Copies)
     if (!CheckRef(C.Src) || !CheckRef(C.Dst))
       return planFileError("a copy of the plan refers to a missing buffer");
+  for (const AttentionConfig &C : P.Attentions) {
+    bool Sizes = C.Batch > 0 && C.QHeads > 0 && C.KvHeads > 0 &&
+                 C.QHeads % C.KvHeads == 0 && C.QLen > 0 && C.KvLen > 0 &&
+                 C.HeadDim > 0 && C.VHeadDim > 0;
+    if (!Sizes || !CheckRef(C.Q) || !CheckRef(C.K) || !CheckRef(C.V) ||
+        !CheckRef(C.O) || (C.HasBias && !CheckRef(C.Bias)) ||
+        (C.Elem != DType::F16 && C.Elem != DType::BF16) ||
+        (C.HasBias && C.BiasElem != C.Elem && C.BiasElem != DType::F32))
+      return planFileError("an attention call of the plan is malformed");
+  }
   for (const PlanGroup &G : P.Groups) {
     for (uint32_t S : G.Steps)
       if (S >= P.Steps.size())
@@ -708,10 +739,31 @@ Expected<Plan> deserializePlan(StringRef Bytes,
     C.Bytes = R.pod<uint64_t>();
     P.Copies.push_back(C);
   }
+  for (uint64_t I = 0, N = R.count(321); I < N && !R.Failed; ++I) {
+    AttentionConfig C;
+    C.Elem = R.dtype();
+    for (int64_t *X : {&C.Batch, &C.QHeads, &C.KvHeads, &C.QLen, &C.KvLen,
+                       &C.HeadDim, &C.VHeadDim})
+      *X = R.pod<int64_t>();
+    for (auto *St : {&C.QStrides, &C.KStrides, &C.VStrides, &C.OStrides,
+                     &C.BiasDims, &C.BiasStrides})
+      for (int64_t &X : *St)
+        X = R.pod<int64_t>();
+    C.Scale = R.pod<float>();
+    C.Causal = R.pod<uint8_t>();
+    C.HasBias = R.pod<uint8_t>();
+    C.BiasElem = R.dtype();
+    C.Q = R.ref();
+    C.K = R.ref();
+    C.V = R.ref();
+    C.Bias = R.ref();
+    C.O = R.ref();
+    P.Attentions.push_back(C);
+  }
   for (uint64_t I = 0, N = R.count(29); I < N && !R.Failed; ++I) {
     PlanStep S;
     uint8_t K = R.pod<uint8_t>();
-    if (K > uint8_t(PlanStep::Kind::Copy))
+    if (K > uint8_t(PlanStep::Kind::Attention))
       R.Failed = true;
     S.K = PlanStep::Kind(K);
     S.Index = R.pod<uint32_t>();

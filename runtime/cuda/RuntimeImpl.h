@@ -12,6 +12,7 @@
 
 #include "runtime/cuda/CudaLibraries.h"
 #include "runtime/cuda/CudaSupport.h"
+#include "runtime/cuda/CudnnAttention.h"
 #include "runtime/cuda/LibraryCalls.h"
 #include "runtime/cuda/Plan.h"
 #include "runtime/cuda/ShapeVariants.h"
@@ -138,6 +139,10 @@ struct ExecutionContext::Impl {
   cublasLtHandle_t Lt = nullptr;
   std::vector<std::unique_ptr<GemmCall>> Gemms;
   std::vector<std::unique_ptr<ConvCall>> Convs;
+  /// Built on Dnn (an execution plan belongs to its handle), one per
+  /// distinct attentionPlanKey; AttentionOf maps Plan::Attentions to them.
+  std::vector<std::unique_ptr<AttentionCall>> Attentions;
+  std::vector<size_t> AttentionOf;
   /// One allocation: arena | own inputs | own outputs | workspace |
   /// pointer tables.
   char *Block = nullptr;
@@ -190,6 +195,7 @@ struct ExecutionContext::Impl {
       cudaGraphExecDestroy(Exec);
     Gemms.clear();
     Convs.clear();
+    Attentions.clear();
     if (Dnn)
       cudaLibs().cudnnDestroy(Dnn);
     if (Lt)
@@ -241,13 +247,19 @@ struct ExecutionContext::Impl {
                            size_t Last = SIZE_MAX);
   llvm::Error runEager(cudaStream_t S);
   llvm::Error runGraph(cudaStream_t S);
-  /// A new cuDNN handle in place of the current one (see runGraph).
+  /// Whether any step calls cuDNN.
+  bool usesDnn() const { return !Convs.empty() || !Attentions.empty(); }
+  /// The attention calls, built on the current handle.
+  llvm::Error initAttentions();
+  /// A new cuDNN handle in place of the current one (see runGraph); the
+  /// attention plans are built again on it.
   llvm::Error renewDnn() {
+    Attentions.clear();
     if (Dnn)
       cudaLibs().cudnnDestroy(Dnn);
     Dnn = nullptr;
     SOLDER_CUDNN_TRY(cudaLibs().cudnnCreate(&Dnn), "cudnnCreate");
-    return llvm::Error::success();
+    return initAttentions();
   }
   /// Captures that failed and were tried again with a new cuDNN handle.
   unsigned CaptureRetries = 0;

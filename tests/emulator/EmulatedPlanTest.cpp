@@ -75,6 +75,8 @@ struct Model {
   bool NoFusion = false;
   /// Who runs matmul groups (--gemm-kernels).
   GemmKernels Gemm = GemmKernels::Auto;
+  /// Who runs attention groups (--attention-kernels).
+  AttentionKernels Attention = AttentionKernels::Auto;
   /// A model the GPU path cannot plan (an op it lacks, dynamic inputs) is
   /// noted in Outcome::NotBuilt instead of failing the test.
   bool Lenient = false;
@@ -85,6 +87,10 @@ struct Outcome {
   /// Groups computed here (Library of them with a library call), and
   /// groups with an inline-PTX kernel, whose results the reference gave.
   unsigned Emulated = 0, Library = 0, Ptx = 0;
+  /// Attention groups the plan runs as cuDNN calls.
+  unsigned AttentionCalls = 0;
+  /// How the plan runs each attention group (PlanGroup::RunsAs).
+  std::vector<std::string> AttentionRunsAs;
   /// Ids (or labels) of the groups whose results differ, with why.
   std::map<std::string, std::string> Failed;
   /// Ids of the emulated groups.
@@ -177,6 +183,7 @@ Outcome emulateGraph(Graph &G, const Model &M, int64_t PerturbGroupId) {
   PlanOpts.Prec = M.Prec;
   PlanOpts.PerturbGroupId = PerturbGroupId;
   PlanOpts.Gemm = M.Gemm;
+  PlanOpts.Attention = M.Attention;
   llvm::Expected<Plan> Built = buildPlan(G, PlanOpts);
   if (!Built)
     return NotBuilt(Built.takeError());
@@ -185,6 +192,10 @@ Outcome emulateGraph(Graph &G, const Model &M, int64_t PerturbGroupId) {
   llvm::Expected<Plan> P = deserializePlan(serializePlan(*Built));
   if (!P)
     return NotBuilt(P.takeError());
+  O.AttentionCalls = unsigned(P->Attentions.size());
+  for (const PlanGroup &PG : P->Groups)
+    if (PG.Kind == "attention")
+      O.AttentionRunsAs.push_back(PG.RunsAs);
 
   // Every value of the compiled graph, from the reference executor.
   Graph &Compiled = G;
@@ -321,6 +332,9 @@ Outcome emulateGraph(Graph &G, const Model &M, int64_t PerturbGroupId) {
     case PlanStep::Kind::Conv:
       E = emu::runConv(P->Convs[St.Index], Where);
       break;
+    case PlanStep::Kind::Attention:
+      E = emu::runAttention(P->Attentions[St.Index], Where);
+      break;
     case PlanStep::Kind::Copy: {
       const CopyConfig &C = P->Copies[St.Index];
       std::memmove(Where(C.Dst), Where(C.Src), C.Bytes);
@@ -386,7 +400,7 @@ std::string testData(const char *Name) {
   return std::string(SOLDER_TEST_DATA_DIR) + "/" + Name;
 }
 
-void expectAllMatch(const Model &M, unsigned MinEmulated) {
+Outcome expectAllMatch(const Model &M, unsigned MinEmulated) {
   Outcome O = emulatePlan(M);
   std::cout << M.Path << ": " << O.Emulated << " groups run, " << O.Library
             << " of them with library calls, " << O.Ptx
@@ -394,6 +408,7 @@ void expectAllMatch(const Model &M, unsigned MinEmulated) {
   EXPECT_GE(O.Emulated, MinEmulated);
   for (const auto &[Group, Why] : O.Failed)
     ADD_FAILURE() << "group " << Group << ": " << Why;
+  return O;
 }
 
 #define SKIP_WITHOUT_EMULATOR()                                                \
@@ -422,6 +437,55 @@ TEST(EmulatedPlan, AttentionBlockSimtKernel) {
                   Precision::F32,
                   /*FuseAttention=*/true},
                  1);
+}
+
+TEST(EmulatedPlan, CudnnAttentionCalls) {
+  SKIP_WITHOUT_EMULATOR();
+  // The attention group as one cuDNN call, computed here from the plan's
+  // AttentionConfig: Q, K and V read at their offsets in the packed
+  // projection, the [B, 1, 1, S] mask broadcast, O in the merged layout.
+  for (Precision P : {Precision::F16, Precision::BF16}) {
+    SCOPED_TRACE(precisionName(P).str());
+    Model M{testData("attention_block.onnx"),
+            {{"B", 2}},
+            P,
+            /*FuseAttention=*/true};
+    M.Attention = AttentionKernels::Cudnn;
+    Outcome O = expectAllMatch(M, 1);
+    EXPECT_EQ(O.AttentionCalls, 1u);
+    ASSERT_EQ(O.AttentionRunsAs.size(), 1u);
+    EXPECT_NE(O.AttentionRunsAs[0].find("cuDNN"), std::string::npos);
+  }
+  std::string Bert = sharedModel("bert_mini_opset14.onnx");
+  if (!Bert.empty()) {
+    Model M{Bert,
+            {{"B", 2}, {"S", 16}},
+            Precision::F16,
+            /*FuseAttention=*/true};
+    M.Attention = AttentionKernels::Cudnn;
+    Outcome O = expectAllMatch(M, 2);
+    EXPECT_EQ(O.AttentionCalls, 2u)
+        << "one call per layer: "
+        << (O.AttentionRunsAs.empty() ? "" : O.AttentionRunsAs[0]);
+  }
+}
+
+TEST(EmulatedPlan, CudnnAttentionRefusesF32) {
+  SKIP_WITHOUT_EMULATOR();
+  // Negative twin: cuDNN's fused attention takes f16/bf16 only, so an f32
+  // plan keeps the generated kernel and says why.
+  Model M{testData("attention_block.onnx"),
+          {{"B", 2}},
+          Precision::F32,
+          /*FuseAttention=*/true};
+  M.Attention = AttentionKernels::Cudnn;
+  Outcome O = expectAllMatch(M, 1);
+  EXPECT_EQ(O.AttentionCalls, 0u);
+  ASSERT_EQ(O.AttentionRunsAs.size(), 1u);
+  EXPECT_NE(O.AttentionRunsAs[0].find("not cuDNN: cuDNN's fused attention "
+                                      "takes f16 or bf16, not f32"),
+            std::string::npos)
+      << O.AttentionRunsAs[0];
 }
 
 TEST(EmulatedPlan, BertMini) {

@@ -1,6 +1,7 @@
 //===- LibraryEmulator.cpp - A plan's library calls on the CPU ------------===//
 #include "LibraryEmulator.h"
 #include "ir/DType.h"
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <vector>
@@ -236,6 +237,52 @@ llvm::Error runConv(const ConvConfig &C, Resolver Where) {
     }
     store(C.Elem, Y, At, V);
   } while (next(C.YDims, Idx));
+  return llvm::Error::success();
+}
+
+llvm::Error runAttention(const AttentionConfig &C, Resolver Where) {
+  if (!supported(C.Elem))
+    return emuError("attention of an unsupported type");
+  const void *Q = Where(C.Q), *K = Where(C.K), *V = Where(C.V);
+  const void *Bias = C.HasBias ? Where(C.Bias) : nullptr;
+  void *O = Where(C.O);
+  int64_t Group = C.QHeads / C.KvHeads;
+  std::vector<double> Score(size_t(C.KvLen)), Out(size_t(C.VHeadDim));
+  auto At = [](const std::array<int64_t, 4> &S, int64_t B, int64_t H, int64_t I,
+               int64_t D) { return B * S[0] + H * S[1] + I * S[2] + D * S[3]; };
+  for (int64_t B = 0; B < C.Batch; ++B)
+    for (int64_t H = 0; H < C.QHeads; ++H)
+      for (int64_t I = 0; I < C.QLen; ++I) {
+        int64_t Hk = H / Group;
+        double Max = -INFINITY;
+        for (int64_t J = 0; J < C.KvLen; ++J) {
+          double Dot = 0;
+          for (int64_t D = 0; D < C.HeadDim; ++D)
+            Dot += load(C.Elem, Q, At(C.QStrides, B, H, I, D)) *
+                   load(C.Elem, K, At(C.KStrides, B, Hk, J, D));
+          double X = Dot * C.Scale;
+          if (Bias) {
+            int64_t Idx[4] = {B, H, I, J}, Off = 0;
+            for (int A = 0; A < 4; ++A)
+              Off += (C.BiasDims[A] == 1 ? 0 : Idx[A]) * C.BiasStrides[A];
+            X += load(C.BiasElem, Bias, Off);
+          }
+          if (C.Causal && J > I)
+            X = -INFINITY;
+          Score[size_t(J)] = X;
+          Max = std::max(Max, X);
+        }
+        double Sum = 0;
+        for (double &X : Score)
+          Sum += (X = std::exp(X - Max));
+        std::fill(Out.begin(), Out.end(), 0.0);
+        for (int64_t J = 0; J < C.KvLen; ++J)
+          for (int64_t D = 0; D < C.VHeadDim; ++D)
+            Out[size_t(D)] += Score[size_t(J)] / Sum *
+                              load(C.Elem, V, At(C.VStrides, B, Hk, J, D));
+        for (int64_t D = 0; D < C.VHeadDim; ++D)
+          store(C.Elem, O, At(C.OStrides, B, H, I, D), Out[size_t(D)]);
+      }
   return llvm::Error::success();
 }
 

@@ -6,7 +6,8 @@
 // kernels (KernelEmulator.h): the builder's operand swaps, leading
 // dimensions, batch strides and pointer-array batches, transposes, bias and
 // activation epilogues, beta C, NHWC tensors with KRSC filters, groups,
-// dilations and transposed convolutions are then checked against the
+// dilations, transposed convolutions and the attention calls' strides,
+// part offsets and masks are then checked against the
 // reference executor too. Accumulates in double; stores round to the
 // configuration's element type.
 //
@@ -29,6 +30,9 @@ llvm::Error runGemm(const GemmConfig &C, Resolver Where);
 /// cudnnConvolutionForward, cudnnConvolutionBiasActivationForward or
 /// cudnnConvolutionBackwardData as LibraryCalls.cpp configures it from C.
 llvm::Error runConv(const ConvConfig &C, Resolver Where);
+/// cuDNN's fused attention as CudnnAttention.cpp describes it from C:
+/// softmax(Scale Q K^T + Bias [causal]) V over the configured strides.
+llvm::Error runAttention(const AttentionConfig &C, Resolver Where);
 
 } // namespace emu
 } // namespace solder

@@ -126,9 +126,11 @@ std::vector<Tensor> referenceOutputs(const ModelCase &C,
 
 /// Compiles G for this GPU and checks Runs runs on In against the
 /// reference.
+/// With LibraryCalls >= 0, the plan must make that many library calls.
 static void expectGpuMatchesReferenceOn(const Graph &G,
                                         const std::vector<Tensor> &In, int Runs,
-                                        double Tol, CompileOptions CO = {}) {
+                                        double Tol, CompileOptions CO = {},
+                                        int LibraryCalls = -1) {
   auto Ref = runReference(G, In);
   ASSERT_TRUE(bool(Ref)) << llvm::toString(Ref.takeError());
   auto Copy = parseOrFail(graphToString(G)); // compiling rewrites the graph
@@ -136,6 +138,9 @@ static void expectGpuMatchesReferenceOn(const Graph &G,
   CO.CacheDir = testCacheDir();
   auto M = CompiledModel::compileGraph(*Copy, CO);
   ASSERT_TRUE(bool(M)) << llvm::toString(M.takeError());
+  if (LibraryCalls >= 0) {
+    EXPECT_EQ((*M)->stats().LibraryCalls, size_t(LibraryCalls));
+  }
   auto Ctx = (*M)->createContext();
   ASSERT_TRUE(bool(Ctx)) << llvm::toString(Ctx.takeError());
   for (int Run = 0; Run < Runs; ++Run) {
@@ -374,6 +379,26 @@ static std::string attentionOpGraph(const std::string &T, int64_t B, int64_t Hq,
   return G;
 }
 
+/// One problem of the attention tests. Mask: "" (none), "bool", "keybool",
+/// a float type, or "key" + a type (a key-padding mask [B, 1, 1, Sk]); "T"
+/// stands for the operands' type.
+struct AttentionCase {
+  int64_t B, Hq, Hkv, Sq, Sk, D;
+  bool ThreeD;
+  const char *Mask;
+  bool Causal;
+};
+
+/// The graph of C with operands of type T; Mask gets C's mask resolved.
+static std::string attentionCaseGraph(const AttentionCase &C,
+                                      const std::string &T, std::string &Mask) {
+  Mask = C.Mask;
+  if (Mask == "T" || Mask == "keyT")
+    Mask = Mask.substr(0, Mask.size() - 1) + T;
+  return attentionOpGraph(T, C.B, C.Hq, C.Hkv, C.Sq, C.Sk, C.D, C.ThreeD, Mask,
+                          C.Causal);
+}
+
 TEST(GpuRuntimeTest, AttentionKernelMatchesReference) {
   // The generated flash-attention kernels (SIMT for f32 and head dims not
   // a multiple of 16, tensor cores for the rest) against the reference:
@@ -382,38 +407,27 @@ TEST(GpuRuntimeTest, AttentionKernelMatchesReference) {
   // rows masked entirely), causal; f32 within 1e-4, f16/bf16 operands
   // within 1e-2 / 3e-2 of the reference on the same rounded operands.
   SKIP_WITHOUT_GPU();
-  struct Case {
-    int64_t B, Hq, Hkv, Sq, Sk, D;
-    bool ThreeD;
-    const char *Mask;
-    bool Causal;
-  };
-  const Case Cases[] = {
+  const AttentionCase Cases[] = {
       {1, 2, 2, 1, 1, 32, false, "", false},
-      {2, 4, 4, 7, 7, 64, true, "f32", false},
+      {2, 4, 4, 7, 7, 64, true, "T", false},
       {1, 4, 2, 77, 77, 64, false, "bool", true},
       {2, 3, 1, 129, 129, 128, true, "", true},
-      {1, 2, 2, 33, 65, 96, false, "f32", false},
+      {1, 2, 2, 33, 65, 96, false, "T", false},
       {1, 2, 2, 9, 9, 40, false, "", false}, // f16/bf16 SIMT (D % 16 != 0)
-      {1, 12, 12, 384, 384, 64, true, "f32", false},
+      {1, 12, 12, 384, 384, 64, true, "T", false},
       // Key-padding masks (staged per tile by the tensor-core kernel):
       // warps of two 16-row blocks (enough blocks for that), a bool mask
       // whose last batch sees no key, head dim 48 (an odd count of 16-wide
       // steps) with Sk > Sq.
-      {24, 12, 12, 128, 128, 64, true, "keyf32", false},
+      {24, 12, 12, 128, 128, 64, true, "keyT", false},
       {8, 16, 16, 200, 200, 64, false, "", true},
       {3, 2, 2, 77, 77, 64, false, "keybool", false},
-      {1, 2, 2, 50, 300, 48, false, "keyf32", true},
+      {1, 2, 2, 50, 300, 48, false, "keyT", true},
   };
-  for (const Case &C : Cases)
+  for (const AttentionCase &C : Cases)
     for (const char *T : {"f32", "f16", "bf16"}) {
-      std::string Mask = C.Mask;
-      if (Mask == "f32")
-        Mask = T;
-      if (Mask == "keyf32")
-        Mask = "key" + std::string(T);
-      std::string Text = attentionOpGraph(T, C.B, C.Hq, C.Hkv, C.Sq, C.Sk, C.D,
-                                          C.ThreeD, Mask, C.Causal);
+      std::string Mask;
+      std::string Text = attentionCaseGraph(C, T, Mask);
       SCOPED_TRACE(Text);
       auto G = parseOrFail(Text);
       ASSERT_TRUE(G);
@@ -431,6 +445,54 @@ TEST(GpuRuntimeTest, AttentionKernelMatchesReference) {
                                              : 3e-2;
       expectGpuMatchesReferenceOn(*G, In, 2, Tol, CO);
     }
+}
+
+TEST(GpuRuntimeTest, CudnnAttentionMatchesReference) {
+  // cuDNN's fused attention (--attention-kernels cudnn) against the
+  // reference: odd lengths, head dims 48 to 128, grouped heads, 3-D (Q, K,
+  // V and O strided in [B, S, H*D]) and 4-D, full and key-padding masks
+  // (f32 masks on f16 operands too), causal with Sk > Sq. Each plan must
+  // run the attention as one library call.
+  SKIP_WITHOUT_GPU();
+  const AttentionCase Cases[] = {
+      {2, 4, 4, 7, 7, 64, true, "T", false},
+      {1, 4, 2, 77, 77, 64, false, "", true},
+      {2, 3, 1, 129, 129, 128, true, "", true},
+      {1, 2, 2, 33, 65, 96, false, "T", false},
+      {24, 12, 12, 128, 128, 64, true, "keyT", false},
+      {3, 2, 2, 77, 77, 64, false, "keyf32", false},
+      {1, 12, 12, 512, 512, 64, true, "keyT", false},
+      {1, 2, 2, 50, 300, 48, false, "keyT", true},
+  };
+  for (const AttentionCase &C : Cases)
+    for (const char *T : {"f16", "bf16"}) {
+      std::string Mask;
+      std::string Text = attentionCaseGraph(C, T, Mask);
+      SCOPED_TRACE(Text);
+      auto G = parseOrFail(Text);
+      ASSERT_TRUE(G);
+      CompileOptions CO;
+      CO.FuseAttention = true;
+      CO.Attention = AttentionKernels::Cudnn;
+      expectGpuMatchesReferenceOn(*G, randomInputs(*G, 5), 2,
+                                  std::string(T) == "f16" ? 1e-2 : 3e-2, CO,
+                                  /*LibraryCalls=*/1);
+    }
+}
+
+TEST(GpuRuntimeTest, CudnnAttentionLeavesBoolMasksToTheKernel) {
+  // Negative twin: a boolean mask is not cuDNN's; the plan keeps the
+  // generated kernel (no library call) and still matches.
+  SKIP_WITHOUT_GPU();
+  std::string Text =
+      attentionOpGraph("f16", 2, 4, 4, 33, 33, 64, false, "bool", false);
+  auto G = parseOrFail(Text);
+  ASSERT_TRUE(G);
+  CompileOptions CO;
+  CO.FuseAttention = true;
+  CO.Attention = AttentionKernels::Cudnn;
+  expectGpuMatchesReferenceOn(*G, randomInputs(*G, 5), 2, 1e-2, CO,
+                              /*LibraryCalls=*/0);
 }
 
 TEST(GpuRuntimeTest, GeneratedGemmMatchesReference) {

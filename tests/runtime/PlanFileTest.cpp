@@ -113,6 +113,64 @@ TEST(PlanFileTest, TensorMapsRoundTripAndMalformedOnesAreRefused) {
   }
 }
 
+TEST(PlanFileTest, AttentionCallsRoundTripAndMalformedOnesAreRefused) {
+  // An f16 attention block planned as one cuDNN call comes back field for
+  // field; negative twins: no heads, query heads not a multiple of the
+  // key/value heads, an f32 operand type, a bf16 mask on f16 operands, a
+  // step index past the calls are refused.
+  auto G = parseOrFail(R"(
+graph "g" opset 23 {
+  input %q : f16[2,4,7,16]
+  input %k : f16[2,2,9,16]
+  input %v : f16[2,2,9,16]
+  input %m : f32[2,1,1,9]
+  %y = Attention(%q, %k, %v, %m) {is_causal = 1, scale = 0.25} : f16[2,4,7,16] @"attn"
+  output %y
+})");
+  ASSERT_TRUE(G);
+  PlanOptions Opts;
+  Opts.Arch = "sm_90";
+  Opts.Attention = AttentionKernels::Cudnn;
+  llvm::Expected<Plan> P = buildPlan(*G, Opts);
+  ASSERT_TRUE(bool(P)) << llvm::toString(P.takeError());
+  ASSERT_EQ(P->Attentions.size(), 1u);
+  ASSERT_EQ(P->Steps.size(), 1u);
+  EXPECT_EQ(P->Steps[0].K, PlanStep::Kind::Attention);
+  std::string Bytes = serializePlan(*P);
+  llvm::Expected<Plan> Back = deserializePlan(Bytes);
+  ASSERT_TRUE(bool(Back)) << llvm::toString(Back.takeError());
+  EXPECT_EQ(serializePlan(*Back), Bytes);
+  const AttentionConfig &C = Back->Attentions[0];
+  EXPECT_EQ(C.KvHeads, 2);
+  EXPECT_EQ(C.KvLen, 9);
+  EXPECT_TRUE(C.Causal);
+  EXPECT_FLOAT_EQ(C.Scale, 0.25f);
+  EXPECT_EQ(C.BiasElem, DType::F32);
+  EXPECT_EQ(C.BiasDims, (std::array<int64_t, 4>{2, 1, 1, 9}));
+  EXPECT_EQ(C.KStrides, (std::array<int64_t, 4>{2 * 9 * 16, 9 * 16, 16, 1}));
+  for (int Bad = 0; Bad < 5; ++Bad) {
+    Plan Q = *Back;
+    AttentionConfig &B = Q.Attentions[0];
+    if (Bad == 0)
+      B.QHeads = 0;
+    else if (Bad == 1)
+      B.KvHeads = 3;
+    else if (Bad == 2)
+      B.Elem = DType::F32;
+    else if (Bad == 3)
+      B.BiasElem = DType::BF16;
+    else
+      Q.Steps[0].Index = 1;
+    llvm::Expected<Plan> Refused = deserializePlan(serializePlan(Q));
+    ASSERT_FALSE(bool(Refused)) << Bad;
+    std::string Msg = llvm::toString(Refused.takeError());
+    EXPECT_TRUE(Msg.find("attention call of the plan is malformed") !=
+                    std::string::npos ||
+                Msg.find("missing kernel or library call") != std::string::npos)
+        << Bad << ": " << Msg;
+  }
+}
+
 TEST(PlanFileTest, WriteIsAtomicAndReadsBack) {
   Plan P = compiledMixedPlan();
   std::string Path = tempPath("atomic.plan");
