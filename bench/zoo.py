@@ -300,7 +300,7 @@ def check(args, name, exporter):
         shapes += ["--shape", f"{i.name}=" + "x".join(str(s) for s in inputs[i.name].shape)]
     rc, out, err = run([args.solder, "compile", path, "-o", os.path.join(d, "m.plan"),
                         "--arch", "sm_90", "--fusion-report=json"] + shapes +
-                       args.fusion_flags)
+                       args.gpu_flags)
     if rc != 0:
         row["status"] = "plan: " + first_line(err)
         return row
@@ -319,14 +319,14 @@ def check(args, name, exporter):
     row["status"] = "ok (no GPU here)" if not args.gpu else "ok"
     if args.gpu:
         rc, out, err = run([args.solder, "compare", path, "--quiet"] + shapes +
-                           args.fusion_flags +
+                           args.gpu_flags +
                            sum([["--input", f"{k}={os.path.join(d, k + '.npy')}"]
                                 for k in feed], []))
         row["gpu_vs_ref"] = "pass" if rc == 0 else "FAIL: " + first_line(err or out)
         if rc != 0:
             row["status"] = "gpu differs"
         row["bench_cmd"] = [args.solder, "bench", path, "--iters", "100",
-                            "--quiet"] + shapes + args.fusion_flags
+                            "--quiet"] + shapes + args.gpu_flags
     return row
 
 
@@ -364,10 +364,18 @@ def main():
                     help="reuse the exports and inputs already in --out")
     ap.add_argument("--jobs", type=int, default=1,
                     help="exports checked at once (latencies: one at a time)")
+    ap.add_argument("--solder-flags", default="",
+                    help="more flags for solder's plan, compare and bench (not "
+                    "the reference run checked against onnxruntime) "
+                    "(space separated, e.g. '--precision fp16 "
+                    "--attention-kernels cudnn')")
     ap.add_argument("--json", help="write the rows here")
     ap.add_argument("--markdown", help="write the table here")
     args = ap.parse_args()
     args.fusion_flags = ["--fuse-attention"] if args.fuse_attention else []
+    # The reference run keeps fp32 (it is checked against onnxruntime);
+    # the plan, compare and bench take the extra flags too.
+    args.gpu_flags = args.fusion_flags + args.solder_flags.split()
     work = []
     for name in args.models.split(","):
         if name not in MODELS:

@@ -36,6 +36,9 @@
 //                          and its scale/mask chain are not taken as an
 //                          epilogue group; after precision-conversion (it
 //                          keeps the converted types).
+//   attention-mask-floor   GPU, unless --attention-kernels generated: right
+//                          after attention-recognition, so loop-fusion
+//                          merges the floor into the mask's producer.
 //   horizontal-matmul-     before epilogue-fusion, so the packed MatMul
 //     fusion               takes the packed bias as its epilogue and the
 //                          Slices it leaves are absorbed by their users.
@@ -57,6 +60,7 @@
 #include "ir/Printer.h"
 #include "ir/SizeLimits.h"
 #include "ir/Verifier.h"
+#include "passes/AttentionMaskFloor.h"
 #include "passes/AttentionRecognition.h"
 #include "passes/BatchNormFolding.h"
 #include "passes/ConstantFolding.h"
@@ -125,6 +129,8 @@ std::vector<Stage> buildStages(const PipelineOptions &Opts,
       S.back().Passes.push_back(std::make_unique<AttentionRecognition>(
           Fusion, MaxAttentionHeadDim, AutoAttentionMinBlocks,
           AutoAttentionShortKeys));
+    if (Opts.TargetGpu && Opts.Attention != AttentionKernels::Generated)
+      S.back().Passes.push_back(std::make_unique<AttentionMaskFloor>());
     S.back().Passes.push_back(std::make_unique<HorizontalMatMulFusion>(Fusion));
     S.back().Passes.push_back(std::make_unique<EpilogueFusion>(Fusion));
     S.back().Passes.push_back(std::make_unique<LoopFusion>(Fusion));
@@ -160,6 +166,7 @@ std::vector<std::string> pipelinePassNames() {
   std::vector<std::string> Names;
   PipelineOptions All;
   All.TargetGpu = true;
+  All.FuseAttention = true; // else attention-recognition is left out
   FusionState Fusion({});
   for (Stage &S : buildStages(All, Fusion))
     for (auto &P : S.Passes)

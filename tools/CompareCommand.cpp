@@ -616,6 +616,7 @@ static int runCompare() {
         Members.push_back(M);
       GroupsJ.push_back(json::Object{{"id", O.Group->Id},
                                      {"kind", O.Group->Kind},
+                                     {"runs_as", O.Group->RunsAs},
                                      {"members", std::move(Members)},
                                      {"max_abs_err", jsonNumber(O.Err.MaxAbs)},
                                      {"max_rel_err", jsonNumber(O.Err.MaxRel)},

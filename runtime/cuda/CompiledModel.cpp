@@ -97,6 +97,7 @@ static PipelineOptions pipelineOptions(const CompileOptions &Opts) {
   PO.NoFusion = Opts.NoFusion;
   PO.FuseAttention = Opts.FuseAttention;
   PO.AutoAttention = Opts.AutoAttention;
+  PO.Attention = Opts.Attention;
   PO.DisabledFusions = Opts.DisabledFusions;
   PO.Prec = Opts.Prec;
   PO.KeepModelIo = !Opts.ComputeIo;

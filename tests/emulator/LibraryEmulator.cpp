@@ -272,9 +272,12 @@ llvm::Error runAttention(const AttentionConfig &C, Resolver Where) {
           Score[size_t(J)] = X;
           Max = std::max(Max, X);
         }
+        // A row with no key left (every score -inf) gives zeros.
         double Sum = 0;
         for (double &X : Score)
-          Sum += (X = std::exp(X - Max));
+          Sum += (X = Max == -INFINITY ? 0.0 : std::exp(X - Max));
+        if (Sum == 0)
+          Sum = 1;
         std::fill(Out.begin(), Out.end(), 0.0);
         for (int64_t J = 0; J < C.KvLen; ++J)
           for (int64_t D = 0; D < C.VHeadDim; ++D)

@@ -120,6 +120,8 @@ TEST(Pipeline, PassNamesAreInPipelineOrder) {
                                        "matmul-broadcast-legalization",
                                        "precision-conversion",
                                        "conv-layout",
+                                       "attention-recognition",
+                                       "attention-mask-floor",
                                        "horizontal-matmul-fusion",
                                        "epilogue-fusion",
                                        "loop-fusion",

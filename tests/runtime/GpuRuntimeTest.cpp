@@ -451,8 +451,8 @@ TEST(GpuRuntimeTest, CudnnAttentionMatchesReference) {
   // cuDNN's fused attention (--attention-kernels cudnn) against the
   // reference: odd lengths, head dims 48 to 128, grouped heads, 3-D (Q, K,
   // V and O strided in [B, S, H*D]) and 4-D, full and key-padding masks
-  // (f32 masks on f16 operands too), causal with Sk > Sq. Each plan must
-  // run the attention as one library call.
+  // (f32 masks on f16 operands too) with a sequence all padding, causal
+  // with Sk > Sq. Each plan must run the attention as one library call.
   SKIP_WITHOUT_GPU();
   const AttentionCase Cases[] = {
       {2, 4, 4, 7, 7, 64, true, "T", false},
@@ -471,10 +471,22 @@ TEST(GpuRuntimeTest, CudnnAttentionMatchesReference) {
       SCOPED_TRACE(Text);
       auto G = parseOrFail(Text);
       ASSERT_TRUE(G);
+      std::vector<Tensor> In = randomInputs(*G, 5);
+      // Key-padding masks as transformers fill them (the type's lowest
+      // value): the last sequence all padding (its rows attend uniformly),
+      // or, alone, padded from half way.
+      if (Mask.rfind("key", 0) == 0) {
+        double Lowest = In[3].dtype() == DType::F16    ? -65504.0
+                        : In[3].dtype() == DType::BF16 ? -3.3895314e38
+                                                       : -3.4028235e38;
+        for (int64_t I = 0; I < In[3].numElements(); ++I)
+          if (I / C.Sk == C.B - 1 && (C.B > 1 || I % C.Sk >= C.Sk / 2))
+            In[3].setDouble(I, Lowest);
+      }
       CompileOptions CO;
       CO.FuseAttention = true;
       CO.Attention = AttentionKernels::Cudnn;
-      expectGpuMatchesReferenceOn(*G, randomInputs(*G, 5), 2,
+      expectGpuMatchesReferenceOn(*G, In, 2,
                                   std::string(T) == "f16" ? 1e-2 : 3e-2, CO,
                                   /*LibraryCalls=*/1);
     }
