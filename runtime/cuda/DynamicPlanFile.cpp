@@ -47,6 +47,8 @@ static json::Object header(const CompileOptions &O) {
                       {"no_fusion", O.NoFusion},
                       {"fuse_attention", O.FuseAttention},
                       {"auto_attention", O.AutoAttention},
+                      {"gemm_kernels", gemmKernelsName(O.Gemm)},
+                      {"attention_kernels", attentionKernelsName(O.Attention)},
                       {"disabled_passes", strings(O.DisabledPasses)},
                       {"disabled_fusions", strings(O.DisabledFusions)},
                       {"max_constant_bytes", int64_t(O.MaxConstantBytes)},
@@ -151,6 +153,18 @@ static Expected<CompileOptions> options(const json::Object &H) {
   O.NoFusion = H.getBoolean("no_fusion").getValueOr(false);
   O.FuseAttention = H.getBoolean("fuse_attention").getValueOr(false);
   O.AutoAttention = H.getBoolean("auto_attention").getValueOr(true);
+  // Absent in files written before these were recorded: auto.
+  std::optional<GemmKernels> Gemm = parseGemmKernels(
+      H.getString("gemm_kernels").getValueOr(gemmKernelsName(O.Gemm)));
+  std::optional<AttentionKernels> Attn =
+      parseAttentionKernels(H.getString("attention_kernels")
+                                .getValueOr(attentionKernelsName(O.Attention)));
+  if (!Gemm)
+    return Bad("gemm_kernels");
+  if (!Attn)
+    return Bad("attention_kernels");
+  O.Gemm = *Gemm;
+  O.Attention = *Attn;
   for (auto [Key, Out] :
        {std::make_pair("disabled_passes", &O.DisabledPasses),
         std::make_pair("disabled_fusions", &O.DisabledFusions)})

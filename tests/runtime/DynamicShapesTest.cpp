@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "RuntimeTestUtils.h"
 #include "frontend/OnnxImporter.h"
+#include "runtime/cuda/DynamicPlanFile.h"
 #include "runtime/reference/ReferenceExecutor.h"
 #include "solder/Solder.h"
 #include "llvm/Support/FileSystem.h"
@@ -233,6 +234,10 @@ TEST(DynamicShapesTest, DynamicPlanFileRoundTripsAndRefusesCorruption) {
   CompileOptions CO = mlpRanges(ExecutionBackend::Cuda);
   CO.Arch = "sm_90";
   CO.Prec = Precision::F16;
+  // Who runs matmul and attention groups comes back too (each variant is
+  // compiled with it).
+  CO.Gemm = GemmKernels::Library;
+  CO.Attention = AttentionKernels::Cudnn;
   auto M = CompiledModel::compileFile(dataPath("tiny_mlp.onnx"), CO);
   ASSERT_TRUE(bool(M)) << llvm::toString(M.takeError());
   llvm::SmallString<128> Dir;
@@ -252,6 +257,10 @@ TEST(DynamicShapesTest, DynamicPlanFileRoundTripsAndRefusesCorruption) {
   auto Buf = llvm::MemoryBuffer::getFile(Path);
   ASSERT_TRUE(bool(Buf));
   std::string Bytes = (*Buf)->getBuffer().str();
+  auto Dyn = deserializeDynamicPlan(Bytes);
+  ASSERT_TRUE(bool(Dyn)) << llvm::toString(Dyn.takeError());
+  EXPECT_EQ(Dyn->Opts.Gemm, GemmKernels::Library);
+  EXPECT_EQ(Dyn->Opts.Attention, AttentionKernels::Cudnn);
   for (bool Truncate : {false, true}) {
     std::string Bad = Bytes;
     if (Truncate)
