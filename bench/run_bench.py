@@ -220,6 +220,9 @@ def main():
                     "fused attention for every attention group) and a plan "
                     "compiled with --tune (cuDNN or the generated kernel per "
                     "attention group, timed), and check the cuDNN one")
+    ap.add_argument("--dependent-launch", action="store_true",
+                    help="also bench (and check) --dependent-launch: "
+                    "generated kernels launched as programmatic dependents")
     ap.add_argument("--max-autotune", action="store_true",
                     help="also time torch.compile(mode='max-autotune')")
     ap.add_argument("--time-budget", type=float, default=420.0,
@@ -351,6 +354,22 @@ def main():
                             f"reference max rel err {err:.3g} ("
                             + ("ok" if err <= TOLERANCE[a.precision]
                                else "FAIL") + ")")
+                if a.dependent_launch:
+                    dl = solder_bench(solder, path, a.iters, True, cache,
+                                      precision=a.precision, layout=a.layout,
+                                      extra=["--dependent-launch"])
+                    row["solder_dependent_launch"] = dl["median_ms"]
+                    note = (f"{tag}: --dependent-launch {dl['median_ms']:.3f} "
+                            f"ms against {g['median_ms']:.3f} ms without")
+                    if not a.no_check:
+                        err = solder_check(
+                            solder, path, os.path.join(work, f"check_{name}_dl"),
+                            name, a.precision, ["--dependent-launch"])
+                        row["max_rel_err_dependent_launch"] = err
+                        note += (f"; vs fp32 reference max rel err {err:.3g} ("
+                                 + ("ok" if err <= TOLERANCE[a.precision]
+                                    else "FAIL") + ")")
+                    notes.append(note)
                 row["launches"] = g["steps_per_run"]
                 row["launches_unfused"] = uf["steps_per_run"]
                 notes.append(

@@ -56,6 +56,9 @@ struct GeneratedKernel {
   std::string Summary;
   /// The fused group implemented (FusedGroup id), or -1 for a single node.
   int64_t GroupId = -1;
+  /// The kernel waits for the previous grid itself (griddepcontrol.wait
+  /// first thing), so it may be launched as a programmatic dependent.
+  bool DependentLaunch = false;
 };
 
 } // namespace solder

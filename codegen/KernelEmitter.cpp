@@ -214,7 +214,21 @@ CudaPrinter::Scope KernelBuilder::beginKernel() {
     Sig += ", " + M;
   Sig += ")";
   P.line("// " + K.Summary);
-  return P.scope(Sig);
+  CudaPrinter::Scope Body = P.scope(Sig);
+  if (Opts.DependentLaunch && Opts.SmVersion >= 90) {
+    // The next kernel may start launching now: its own wait below holds it
+    // until this grid has finished and its writes are visible.
+    P.declare("solder_dependent_launch",
+              "__device__ __forceinline__ void solder_dependent_launch() {\n"
+              "#if __CUDA_ARCH__ >= 900\n"
+              "  asm volatile(\"griddepcontrol.launch_dependents;\");\n"
+              "  asm volatile(\"griddepcontrol.wait;\" ::: \"memory\");\n"
+              "#endif\n"
+              "}");
+    P.line("solder_dependent_launch();");
+    K.DependentLaunch = true;
+  }
+  return Body;
 }
 
 std::string KernelBuilder::lit(int64_t V) const {

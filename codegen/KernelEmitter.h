@@ -54,6 +54,11 @@ struct CodegenOptions {
   /// (`--gemm-kernels wgmma`), not only where wgmmaPreferred measured it
   /// faster.
   bool PreferWgmma = false;
+  /// Programmatic dependent launch (sm_90 and later): every kernel starts
+  /// by letting the next launch begin and then waiting for the previous
+  /// grid (griddepcontrol), so the runtime may launch it while its
+  /// predecessor's last blocks still run (GeneratedKernel::DependentLaunch).
+  bool DependentLaunch = false;
 };
 
 /// Deterministic kernel names: `solder_<node index>_<op>` where the index

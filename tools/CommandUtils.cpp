@@ -264,7 +264,13 @@ FusionFlags::FusionFlags(cl::SubCommand &Sub, cl::OptionCategory &Cat)
                          "attention wherever it takes the group: f16/bf16, "
                          "additive or causal masks), or auto (default: what "
                          "compile --tune measured faster, else generated)"),
-                cl::init("auto"), cl::sub(Sub), cl::cat(Cat)) {}
+                cl::init("auto"), cl::sub(Sub), cl::cat(Cat)),
+      DependentLaunch(
+          "dependent-launch",
+          cl::desc("Experimental (sm_90+): launch generated kernels as "
+                   "programmatic dependents of the step before, so each "
+                   "starts while its predecessor finishes"),
+          cl::sub(Sub), cl::cat(Cat)) {}
 
 Expected<AttentionKernels> FusionFlags::attentionKernels() const {
   std::optional<AttentionKernels> A = parseAttentionKernels(Attention);
@@ -325,6 +331,7 @@ Error FusionFlags::apply(ModelLoadOptions &Opts) const {
   if (!A)
     return A.takeError();
   Opts.Attention = *A;
+  Opts.DependentLaunch = DependentLaunch;
   Opts.NoFusion = NoFusion;
   Opts.FuseAttention = FuseAttention;
   Opts.AutoAttention = !NoFuseAttention;

@@ -98,6 +98,7 @@ public:
   bool noFusion() const { return NoFusion; }
   bool fuseAttention() const { return FuseAttention; }
   bool autoAttention() const { return !NoFuseAttention; }
+  bool dependentLaunch() const { return DependentLaunch; }
   /// --gemm-kernels, or a usage error naming the bad value.
   llvm::Expected<GemmKernels> gemmKernels() const;
   /// --attention-kernels, or a usage error naming the bad value.
@@ -117,6 +118,7 @@ private:
   llvm::cl::opt<bool> FuseAttention, NoFuseAttention;
   llvm::cl::list<std::string> Disabled;
   llvm::cl::opt<std::string> Gemm, Attention;
+  llvm::cl::opt<bool> DependentLaunch;
 };
 
 /// `--precision fp32|tf32|fp16|bf16`, `--io-precision model|compute` and

@@ -120,6 +120,7 @@ Expected<CompiledOnnxModel> compileOnnxModel(StringRef Path,
   CO.AutoAttention = Opts.AutoAttention;
   CO.Gemm = Opts.Gemm;
   CO.Attention = Opts.Attention;
+  CO.DependentLaunch = Opts.DependentLaunch;
   CO.Tune = Opts.Tune;
   CO.DisabledFusions = Opts.DisabledFusions;
   CO.PerturbGroupId = Opts.PerturbGroupId;
@@ -179,12 +180,12 @@ loadOrCompileModel(StringRef Path, const ModelLoadOptions &Opts) {
                                "compile`");
     if (Opts.NoFusion || !Opts.DisabledFusions.empty() ||
         Opts.Gemm != GemmKernels::Auto ||
-        Opts.Attention != AttentionKernels::Auto)
+        Opts.Attention != AttentionKernels::Auto || Opts.DependentLaunch)
       return createStringError(inconvertibleErrorCode(),
-                               "--no-fusion, --disable-fusion, --gemm-kernels "
-                               "and --attention-kernels do not apply to a plan "
-                               "file: its fusion was fixed by `solder "
-                               "compile`");
+                               "--no-fusion, --disable-fusion, --gemm-kernels, "
+                               "--attention-kernels and --dependent-launch do "
+                               "not apply to a plan file: they were fixed by "
+                               "`solder compile`");
     Expected<std::shared_ptr<CompiledModel>> M = CompiledModel::loadPlan(Path);
     if (M) {
       (*M)->setPhaseCallback(Opts.OnPhase);

@@ -51,6 +51,7 @@ struct ModelLoadOptions {
   bool AutoAttention = true;            ///< not --no-fuse-attention
   GemmKernels Gemm = GemmKernels::Auto; ///< --gemm-kernels
   AttentionKernels Attention = AttentionKernels::Auto; ///< --attention-kernels
+  bool DependentLaunch = false;                        ///< --dependent-launch
   bool Tune = false;                                   ///< compile --tune
   std::vector<std::string> DisabledFusions;
   int64_t PerturbGroupId = -1;

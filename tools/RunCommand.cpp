@@ -157,10 +157,12 @@ static int runPlanCommand() {
   if (!Attn)
     return reportError(Attn.takeError());
   if (RunFusion.noFusion() || !RunFusion.disabledFusions().empty() ||
-      *Gemm != GemmKernels::Auto || *Attn != AttentionKernels::Auto)
-    return reportError("--no-fusion, --disable-fusion, --gemm-kernels and "
-                       "--attention-kernels do not apply to a plan file: its "
-                       "fusion was fixed by `solder compile`");
+      *Gemm != GemmKernels::Auto || *Attn != AttentionKernels::Auto ||
+      RunFusion.dependentLaunch())
+    return reportError("--no-fusion, --disable-fusion, --gemm-kernels, "
+                       "--attention-kernels and --dependent-launch do not "
+                       "apply to a plan file: they were fixed by `solder "
+                       "compile`");
   if (!RunShapes.empty())
     return reportError("--shape does not apply to a plan file: its shapes "
                        "were fixed by `solder compile`");

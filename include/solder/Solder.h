@@ -132,6 +132,10 @@ struct CompileOptions {
   /// cuDNN's fused attention (f16/bf16; the plan fails to load where cuDNN
   /// refuses the group), or auto: what Tune chose, else generated.
   AttentionKernels Attention = AttentionKernels::Auto;
+  /// Experimental, not yet measured on a GPU: generated kernels (sm_90+)
+  /// launch as programmatic dependents of the step before
+  /// (`--dependent-launch`), overlapping its tail with their launch.
+  bool DependentLaunch = false;
   /// With Gemm auto and a GPU here: times both ways of running each
   /// matmul group that has a generated GEMM, on this GPU, and keeps the
   /// faster (the fusion report shows both times). Needs the GPU; library

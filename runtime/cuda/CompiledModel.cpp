@@ -188,6 +188,7 @@ CompiledModel::compileGraph(Graph &G, const CompileOptions &Opts) {
   PlanOpts.PerturbGroupId = Opts.PerturbGroupId;
   PlanOpts.Gemm = Opts.Gemm;
   PlanOpts.Attention = Opts.Attention;
+  PlanOpts.DependentLaunch = Opts.DependentLaunch;
   if (Opts.Tune && Opts.Gemm == GemmKernels::Auto &&
       (Opts.Prec == Precision::F16 || Opts.Prec == Precision::BF16)) {
     PhaseScope Phase(Opts.OnPhase, "tuning");

@@ -49,6 +49,7 @@ static json::Object header(const CompileOptions &O) {
                       {"auto_attention", O.AutoAttention},
                       {"gemm_kernels", gemmKernelsName(O.Gemm)},
                       {"attention_kernels", attentionKernelsName(O.Attention)},
+                      {"dependent_launch", O.DependentLaunch},
                       {"disabled_passes", strings(O.DisabledPasses)},
                       {"disabled_fusions", strings(O.DisabledFusions)},
                       {"max_constant_bytes", int64_t(O.MaxConstantBytes)},
@@ -165,6 +166,7 @@ static Expected<CompileOptions> options(const json::Object &H) {
     return Bad("attention_kernels");
   O.Gemm = *Gemm;
   O.Attention = *Attn;
+  O.DependentLaunch = H.getBoolean("dependent_launch").getValueOr(false);
   for (auto [Key, Out] :
        {std::make_pair("disabled_passes", &O.DisabledPasses),
         std::make_pair("disabled_fusions", &O.DisabledFusions)})

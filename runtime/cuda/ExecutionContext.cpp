@@ -6,6 +6,7 @@
 // never wait on the host: a run is one cudaGraphLaunch.
 //
 //===----------------------------------------------------------------------===//
+#include "runtime/cuda/KernelCompiler.h"
 #include "runtime/cuda/MemoryPlanner.h"
 #include "runtime/cuda/RuntimeImpl.h"
 #include "runtime/reference/ReferenceExecutor.h"
@@ -80,6 +81,7 @@ Error ExecutionContext::Impl::init(char *External, uint64_t ExternalBytes) {
   }
   if (Error E = initAttentions())
     return E;
+  DependentLaunchOk = smVersionOf(P.Arch) >= 90;
   if (External) {
     if (ExternalBytes < Size)
       return rtError("the shared context block has " + Twine(ExternalBytes) +
@@ -265,11 +267,28 @@ Error ExecutionContext::Impl::enqueueSteps(cudaStream_t S, size_t First,
     switch (St.K) {
     case PlanStep::Kind::Kernel: {
       const PlanKernel &K = P.Kernels[St.Index];
-      cudaError_t R =
-          cudaLaunchKernel(reinterpret_cast<const void *>(M->Kernels[St.Index]),
-                           dim3(K.Grid[0], K.Grid[1], K.Grid[2]),
-                           dim3(K.Block[0], K.Block[1], K.Block[2]),
-                           ArgPtrs[SI].data(), K.DynamicSharedBytes, S);
+      const void *Fn = reinterpret_cast<const void *>(M->Kernels[St.Index]);
+      dim3 Grid(K.Grid[0], K.Grid[1], K.Grid[2]);
+      dim3 Block(K.Block[0], K.Block[1], K.Block[2]);
+      cudaError_t R;
+      if (K.DependentLaunch && DependentLaunchOk) {
+        // May start while the step before finishes; the kernel's own
+        // griddepcontrol.wait orders its reads after that step's writes.
+        cudaLaunchAttribute Attr;
+        Attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+        Attr.val.programmaticStreamSerializationAllowed = 1;
+        cudaLaunchConfig_t Cfg = {};
+        Cfg.gridDim = Grid;
+        Cfg.blockDim = Block;
+        Cfg.dynamicSmemBytes = K.DynamicSharedBytes;
+        Cfg.stream = S;
+        Cfg.attrs = &Attr;
+        Cfg.numAttrs = 1;
+        R = cudaLaunchKernelExC(&Cfg, Fn, ArgPtrs[SI].data());
+      } else {
+        R = cudaLaunchKernel(Fn, Grid, Block, ArgPtrs[SI].data(),
+                             K.DynamicSharedBytes, S);
+      }
       if (R != cudaSuccess)
         E = cudaError(R, "launching kernel " + K.Name);
       break;

@@ -22,9 +22,10 @@ unsigned smVersionOf(StringRef Arch) {
 
 Expected<std::vector<GeneratedKernel>>
 generateKernels(const Graph &G, StringRef Arch, int64_t PerturbGroupId,
-                const std::set<int64_t> &GeneratedGemmGroups,
-                bool PreferWgmma) {
+                const std::set<int64_t> &GeneratedGemmGroups, bool PreferWgmma,
+                bool DependentLaunch) {
   CodegenOptions Opts;
+  Opts.DependentLaunch = DependentLaunch;
   Opts.PerturbGroupId = PerturbGroupId;
   Opts.SmVersion = smVersionOf(Arch);
   Opts.GeneratedGemmGroups = GeneratedGemmGroups;

@@ -70,6 +70,9 @@ struct PlanKernel {
   int64_t GroupId = -1;
   /// Tensor maps the kernel takes after its pointers, in order.
   std::vector<PlanTensorMap> TensorMaps;
+  /// Launched as a programmatic dependent of the step before (the kernel
+  /// waits for it itself: GeneratedKernel::DependentLaunch).
+  bool DependentLaunch = false;
 };
 
 /// D = epilogue(alpha * op(A) op(B) + beta * C), column-major, in the form

@@ -756,6 +756,7 @@ Error Builder::scheduleKernel(unsigned KI) {
   K.NodeNames = GK.NodeNames;
   K.Summary = GK.Summary;
   K.GroupId = GK.GroupId;
+  K.DependentLaunch = GK.DependentLaunch;
   // The step's arguments are the kernel's outputs, then its inputs.
   for (const KernelTensorMap &M : GK.TensorMaps) {
     PlanTensorMap T;
@@ -1202,7 +1203,7 @@ Expected<Plan> Builder::build() {
   GemmGroups = generatedGemmGroups(G, Opts);
   Expected<std::vector<GeneratedKernel>> K =
       generateKernels(G, Opts.Arch, Opts.PerturbGroupId, GemmGroups,
-                      Opts.Gemm == GemmKernels::Wgmma);
+                      Opts.Gemm == GemmKernels::Wgmma, Opts.DependentLaunch);
   if (!K)
     return K.takeError();
   Gen = std::move(*K);

@@ -49,6 +49,9 @@ struct PlanOptions {
   AttentionKernels Attention = AttentionKernels::Auto;
   std::map<int64_t, bool> AttentionChoices;
   std::map<int64_t, std::string> AttentionNotes;
+  /// Generated kernels launch as programmatic dependents (sm_90+;
+  /// CodegenOptions::DependentLaunch). Experimental, off by default.
+  bool DependentLaunch = false;
 };
 
 /// The contraction groups of G that run as generated GEMMs under Opts.

@@ -250,6 +250,7 @@ static std::string serializeMetadata(const Plan &P) {
       W.str(N);
     W.str(K.Summary);
     W.pod<int64_t>(K.GroupId);
+    W.pod<uint8_t>(K.DependentLaunch);
     W.pod<uint64_t>(K.TensorMaps.size());
     for (const PlanTensorMap &T : K.TensorMaps) {
       W.pod<uint32_t>(T.Arg);
@@ -641,6 +642,7 @@ Expected<Plan> deserializePlan(StringRef Bytes,
       K.NodeNames.push_back(R.str());
     K.Summary = R.str();
     K.GroupId = R.pod<int64_t>();
+    K.DependentLaunch = R.pod<uint8_t>();
     for (uint64_t J = 0, M = R.count(37); J < M && !R.Failed; ++J) {
       PlanTensorMap T;
       T.Arg = R.pod<uint32_t>();

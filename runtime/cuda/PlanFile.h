@@ -43,7 +43,8 @@ namespace solder {
 /// precision, tuned library algorithms (Plan::TunedOn).
 /// 6: channels-last convolutions (ConvConfig::Nhwc).
 /// 7: kernels' tensor maps (PlanKernel::TensorMaps).
-/// 8: cuDNN attention calls (Plan::Attentions).
+/// 8: cuDNN attention calls (Plan::Attentions), dependent launches
+/// (PlanKernel::DependentLaunch).
 constexpr uint32_t PlanFormatVersion = 8;
 
 /// 64-bit checksum of plan bytes: four interleaved lanes of a

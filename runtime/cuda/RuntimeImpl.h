@@ -143,6 +143,9 @@ struct ExecutionContext::Impl {
   /// distinct attentionPlanKey; AttentionOf maps Plan::Attentions to them.
   std::vector<std::unique_ptr<AttentionCall>> Attentions;
   std::vector<size_t> AttentionOf;
+  /// The plan's kernels were built for sm_90 or later, where the
+  /// griddepcontrol in DependentLaunch kernels is compiled in.
+  bool DependentLaunchOk = false;
   /// One allocation: arena | own inputs | own outputs | workspace |
   /// pointer tables.
   char *Block = nullptr;

@@ -41,6 +41,41 @@ bool has(const std::string &S, llvm::StringRef Piece) {
   return S.find(Piece.str()) != std::string::npos;
 }
 
+TEST(KernelEmitter, DependentLaunchWaitsFirstOnSm90Only) {
+  // With DependentLaunch every sm_90 kernel first lets the next launch start
+  // and then waits for the grid before it (griddepcontrol, compiled for
+  // sm_90 only), and says so; the negative twins: without the option, and
+  // for sm_80, the kernel is as before.
+  auto G = parse(R"(  input %x : f32[4,256]
+  %y = Relu(%x)
+  %s = Softmax(%y) {axis = 1}
+  output %s)");
+  ASSERT_TRUE(G);
+  CodegenOptions O;
+  O.DependentLaunch = true;
+  for (const GeneratedKernel &K : kernels(*G, O)) {
+    EXPECT_TRUE(K.DependentLaunch) << K.Name;
+    size_t Body = K.Source.find("extern \"C\" __global__");
+    ASSERT_NE(Body, std::string::npos);
+    size_t Open = K.Source.find("{", Body);
+    // The call is the body's first statement.
+    EXPECT_EQ(K.Source.find_first_not_of(" \n", Open + 1),
+              K.Source.find("solder_dependent_launch();", Open))
+        << K.Source;
+    EXPECT_TRUE(has(K.Source, "griddepcontrol.wait;"));
+    EXPECT_TRUE(has(K.Source, "#if __CUDA_ARCH__ >= 900"));
+  }
+  for (unsigned Sm : {90u, 80u}) {
+    CodegenOptions Off;
+    Off.SmVersion = Sm;
+    Off.DependentLaunch = Sm == 80;
+    for (const GeneratedKernel &K : kernels(*G, Off)) {
+      EXPECT_FALSE(K.DependentLaunch) << K.Name;
+      EXPECT_FALSE(has(K.Source, "griddepcontrol")) << K.Source;
+    }
+  }
+}
+
 TEST(KernelEmitter, UnaryF32IsVectorized) {
   auto G = parse(R"(  input %x : f32[4,256]
   %y = Relu(%x)

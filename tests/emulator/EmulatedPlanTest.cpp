@@ -77,6 +77,8 @@ struct Model {
   GemmKernels Gemm = GemmKernels::Auto;
   /// Who runs attention groups (--attention-kernels).
   AttentionKernels Attention = AttentionKernels::Auto;
+  /// Kernels with the dependent-launch prologue (--dependent-launch).
+  bool DependentLaunch = false;
   /// A model the GPU path cannot plan (an op it lacks, dynamic inputs) is
   /// noted in Outcome::NotBuilt instead of failing the test.
   bool Lenient = false;
@@ -184,6 +186,7 @@ Outcome emulateGraph(Graph &G, const Model &M, int64_t PerturbGroupId) {
   PlanOpts.PerturbGroupId = PerturbGroupId;
   PlanOpts.Gemm = M.Gemm;
   PlanOpts.Attention = M.Attention;
+  PlanOpts.DependentLaunch = M.DependentLaunch;
   llvm::Expected<Plan> Built = buildPlan(G, PlanOpts);
   if (!Built)
     return NotBuilt(Built.takeError());
@@ -468,6 +471,25 @@ TEST(EmulatedPlan, CudnnAttentionCalls) {
         << "one call per layer: "
         << (O.AttentionRunsAs.empty() ? "" : O.AttentionRunsAs[0]);
   }
+}
+
+TEST(EmulatedPlan, DependentLaunchKernelsComputeAsBefore) {
+  SKIP_WITHOUT_EMULATOR();
+  // The griddepcontrol prologue orders grids only; every kernel still runs
+  // here (none falls back to the reference) and matches.
+  for (Precision P : {Precision::F32, Precision::F16}) {
+    SCOPED_TRACE(precisionName(P).str());
+    Model M{testData("fusion_chain.onnx"), {}, P};
+    M.DependentLaunch = true;
+    Outcome O = expectAllMatch(M, 1);
+    EXPECT_EQ(O.Ptx, 0u);
+  }
+  Model A{testData("attention_block.onnx"),
+          {{"B", 2}},
+          Precision::F16,
+          /*FuseAttention=*/true};
+  A.DependentLaunch = true;
+  EXPECT_EQ(expectAllMatch(A, 1).Ptx, 0u);
 }
 
 TEST(EmulatedPlan, CudnnAttentionRefusesF32) {

@@ -12,14 +12,28 @@ namespace {
 
 /// The helpers CudaHostShim.h defines for the host.
 const llvm::StringSet<> &emulatedHelpers() {
-  static const llvm::StringSet<> Names = {
-      "solder_mma16816",     "solder_smem",       "solder_ldm_x4",
-      "solder_ldm_x2",       "solder_ldm_x4_t",   "solder_ldm_x2_t",
-      "solder_cp16",         "solder_cp_commit",  "solder_cp_wait1",
-      "solder_cp_wait0",     "solder_ldm_x4_u",   "solder_ldm_x4_t_u",
-      "solder_cp16_u",       "solder_cp_wait",    "solder_ld_cluster",
-      "solder_cluster_sync", "solder_wgmma",      "solder_wgmma_fence",
-      "solder_wgmma_commit", "solder_wgmma_wait", "solder_fence_async_smem"};
+  static const llvm::StringSet<> Names = {"solder_mma16816",
+                                          "solder_smem",
+                                          "solder_ldm_x4",
+                                          "solder_ldm_x2",
+                                          "solder_ldm_x4_t",
+                                          "solder_ldm_x2_t",
+                                          "solder_cp16",
+                                          "solder_cp_commit",
+                                          "solder_cp_wait1",
+                                          "solder_cp_wait0",
+                                          "solder_ldm_x4_u",
+                                          "solder_ldm_x4_t_u",
+                                          "solder_cp16_u",
+                                          "solder_cp_wait",
+                                          "solder_ld_cluster",
+                                          "solder_cluster_sync",
+                                          "solder_wgmma",
+                                          "solder_wgmma_fence",
+                                          "solder_wgmma_commit",
+                                          "solder_wgmma_wait",
+                                          "solder_fence_async_smem",
+                                          "solder_dependent_launch"};
   return Names;
 }
 

@@ -492,6 +492,23 @@ TEST(GpuRuntimeTest, CudnnAttentionMatchesReference) {
     }
 }
 
+TEST(GpuRuntimeTest, DependentLaunchMatchesReference) {
+  // --dependent-launch: generated kernels launched as programmatic
+  // dependents (sm_90+) must compute what they did, across library calls
+  // (the mixed graph's matmul and conv) and replays of the captured graph.
+  SKIP_WITHOUT_GPU();
+  CompileOptions CO;
+  CO.DependentLaunch = true;
+  auto G = parseOrFail(mixedGraphText());
+  ASSERT_TRUE(G);
+  expectGpuMatchesReference(*G, 1, 4, 1e-4, CO);
+  auto A = parseOrFail(
+      attentionOpGraph("f16", 4, 12, 12, 128, 128, 64, true, "keyf16", false));
+  ASSERT_TRUE(A);
+  CO.FuseAttention = true;
+  expectGpuMatchesReference(*A, 3, 4, 1e-2, CO);
+}
+
 TEST(GpuRuntimeTest, CudnnAttentionLeavesBoolMasksToTheKernel) {
   // Negative twin: a boolean mask is not cuDNN's; the plan keeps the
   // generated kernel (no library call) and still matches.

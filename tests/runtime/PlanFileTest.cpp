@@ -48,12 +48,15 @@ TEST(PlanFileTest, RoundTripIsExact) {
   for (const PlanKernel &K : P.Kernels)
     EXPECT_FALSE(K.Cubin.empty()) << K.Name;
   P.Kernels.back().GroupId = 7; // a fused group's kernel keeps its id
+  P.Kernels.back().DependentLaunch = true;
   std::string Bytes = serializePlan(P);
   llvm::Expected<Plan> Back = deserializePlan(Bytes);
   ASSERT_TRUE(bool(Back)) << llvm::toString(Back.takeError());
   EXPECT_EQ(serializePlan(*Back), Bytes);
   EXPECT_EQ(Back->Arch, "sm_90");
   EXPECT_EQ(Back->Kernels.back().GroupId, 7);
+  EXPECT_TRUE(Back->Kernels.back().DependentLaunch);
+  EXPECT_FALSE(Back->Kernels.front().DependentLaunch);
   EXPECT_EQ(Back->Kernels.front().GroupId, P.Kernels.front().GroupId);
   EXPECT_EQ(Back->Weights, P.Weights);
   EXPECT_EQ(Back->Steps.size(), P.Steps.size());
