@@ -56,7 +56,9 @@ def _specs(described):
 def compile(model, *, shapes=None, precision="fp32", fusion=True,
             backend="cuda", arch=None, cache_dir=None, allow_tf32=False,
             disable_fusion=(), disable_passes=(), io_precision="model",
-            layout="auto", fuse_attention=None, tune=False):
+            layout="auto", fuse_attention=None, tune=False,
+            gemm_kernels="auto", attention_kernels="auto",
+            dependent_launch=False):
     """Compiles an ONNX model (a path or the model's bytes).
 
     shapes: {input name: shape tuple, or dim symbol name: size}, binding
@@ -77,7 +79,14 @@ def compile(model, *, shapes=None, precision="fp32", fusion=True,
     tune: choose the cuDNN/cuBLASLt algorithms on this GPU now and record
       them, so save_plan writes a tuned plan (`solder compile --tune`);
       fp16/bf16 matmul groups are also timed as generated tensor-core
-      GEMMs and the faster kept; needs the GPU.
+      GEMMs, and attention groups as cuDNN's fused attention, and the
+      faster kept; needs the GPU.
+    gemm_kernels: who runs matmul groups, as `--gemm-kernels`: 'auto',
+      'library', 'generated' or 'wgmma'.
+    attention_kernels: who runs attention groups, as
+      `--attention-kernels`: 'auto', 'generated' or 'cudnn'.
+    dependent_launch: experimental (`--dependent-launch`): generated
+      kernels launch as programmatic dependents (sm_90+).
     backend: 'cuda' (a GPU plan; compiling needs no GPU) or 'reference'
       (the CPU reference executor; no plan file).
     arch: the GPU architecture ('sm_90'); default: this machine's GPU.
@@ -111,7 +120,8 @@ def compile(model, *, shapes=None, precision="fp32", fusion=True,
         arch, None if cache_dir is None else os.fspath(cache_dir),
         bool(allow_tf32), str(precision), io_precision == "compute",
         str(layout), fuse_attention is True, fuse_attention is None,
-        bool(tune))
+        bool(tune), str(gemm_kernels), str(attention_kernels),
+        bool(dependent_launch))
     return Model(native)
 
 

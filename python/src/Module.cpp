@@ -151,17 +151,35 @@ PyObject *describe(llvm::ArrayRef<TensorInfo> Tensors) {
 ///         disabled_fusions: list[str], disabled_passes: list[str],
 ///         arch: str | None, cache_dir: str | None, allow_tf32: bool,
 ///         precision: str, compute_io: bool, layout: str,
-///         fuse_attention: bool, auto_attention: bool, tune: bool)
+///         fuse_attention: bool, auto_attention: bool, tune: bool,
+///         gemm_kernels: str, attention_kernels: str,
+///         dependent_launch: bool)
 PyObject *compileModel(PyObject *, PyObject *Args) {
   PyObject *Source, *Shapes, *Symbols, *Fusions, *Passes;
-  const char *Backend, *Arch, *CacheDir, *Prec, *Layout;
-  int Fusion, AllowTF32, ComputeIo, FuseAttention, AutoAttention, Tune;
-  if (!PyArg_ParseTuple(Args, "OOOspOOzzpspsppp", &Source, &Shapes, &Symbols,
+  const char *Backend, *Arch, *CacheDir, *Prec, *Layout, *Gemm, *Attn;
+  int Fusion, AllowTF32, ComputeIo, FuseAttention, AutoAttention, Tune,
+      DependentLaunch;
+  if (!PyArg_ParseTuple(Args, "OOOspOOzzpspspppssp", &Source, &Shapes, &Symbols,
                         &Backend, &Fusion, &Fusions, &Passes, &Arch, &CacheDir,
                         &AllowTF32, &Prec, &ComputeIo, &Layout, &FuseAttention,
-                        &AutoAttention, &Tune))
+                        &AutoAttention, &Tune, &Gemm, &Attn, &DependentLaunch))
     return nullptr;
   CompileOptions Opts;
+  std::optional<GemmKernels> G = parseGemmKernels(Gemm);
+  if (!G) {
+    raiseSolderError(std::string("unknown gemm_kernels '") + Gemm +
+                     "' (expected auto, library, generated or wgmma)");
+    return nullptr;
+  }
+  std::optional<AttentionKernels> A = parseAttentionKernels(Attn);
+  if (!A) {
+    raiseSolderError(std::string("unknown attention_kernels '") + Attn +
+                     "' (expected auto, generated or cudnn)");
+    return nullptr;
+  }
+  Opts.Gemm = *G;
+  Opts.Attention = *A;
+  Opts.DependentLaunch = DependentLaunch;
   std::optional<ConvLayout> L = parseConvLayout(Layout);
   if (!L) {
     raiseSolderError(std::string("unknown layout '") + Layout +

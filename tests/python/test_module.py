@@ -98,6 +98,26 @@ class ReferenceBackend(unittest.TestCase):
             outs.append(m.create_context().run(feed)[0])
         np.testing.assert_allclose(outs[1], outs[0], rtol=1e-5, atol=1e-6)
 
+    def test_attention_kernels_choose_the_plan_step(self):
+        # attention_kernels='cudnn' plans the f16 attention block as one
+        # cuDNN call (a library call, no kernel); 'generated' as one kernel;
+        # an unknown name is refused with solder's message.
+        block = os.path.join(SOURCE_DIR, "tests", "data",
+                             "attention_block.onnx")
+        calls = {}
+        for kernels in ("generated", "cudnn"):
+            m = solder.compile(block, shapes={"B": 2}, arch="sm_90",
+                               precision="fp16", io_precision="compute",
+                               fuse_attention=True,
+                               attention_kernels=kernels)
+            calls[kernels] = (m.stats["steps"], m.stats["library_calls"])
+        self.assertEqual(calls["generated"], (1, 0))
+        self.assertEqual(calls["cudnn"], (1, 1))
+        with self.assertRaisesRegex(solder.SolderError,
+                                    "unknown attention_kernels 'flash'"):
+            solder.compile(block, shapes={"B": 2}, arch="sm_90",
+                           attention_kernels="flash")
+
     def test_input_forms_and_given_outputs(self):
         ctx = self.model.create_context()
         x = random_input(2)
