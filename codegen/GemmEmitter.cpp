@@ -871,8 +871,7 @@ codegen::emitGeneratedGemmVariant(const Node &Group, const CodegenOptions &Opts,
              " *>(solder_dyn_smem + " + std::to_string(EpiOffset) + ");");
     };
     // The consumer warpgroups' own barrier (the producers may have left).
-    const std::string ConsumerSync =
-        "asm volatile(\"bar.sync 1, %0;\" :: \"r\"(NTH) : \"memory\");";
+    const std::string ConsumerSync = "solder_bar_sync(1, NTH);";
     // The staged tile from shared memory to the result, a 16-byte chunk
     // of a row per thread, Stride threads at a time.
     auto CopyOut = [&](const std::string &Stride) {

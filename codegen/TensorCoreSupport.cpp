@@ -149,6 +149,9 @@ __device__ __forceinline__ void solder_mbar_wait(unsigned bar, unsigned parity) 
   asm volatile("{\n.reg .pred p;\nWAIT:\n"
                "mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
                "@!p bra WAIT;\n}" ::"r"(bar), "r"(parity) : "memory");
+}
+__device__ __forceinline__ void solder_bar_sync(unsigned id, unsigned count) {
+  asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(count) : "memory");
 })";
 
 } // namespace

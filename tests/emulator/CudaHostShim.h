@@ -202,6 +202,79 @@ inline float solder_ld_cluster(const float *P, unsigned Rank) {
 }
 inline void solder_cluster_sync() { solder_emu_rt->SyncCluster(); }
 
+// Shared-memory barriers (mbarrier), their state kept in the barrier's own
+// 8 bytes: arrivals still expected (bits 0-15), the count they reset to
+// (16-31), the phase (bit 32), transaction bytes still expected (signed,
+// 33-63). A phase completes when no arrival and no byte is outstanding.
+// Bulk tensor copies (TMA) run at once and then complete their bytes.
+namespace solder_emu {
+struct Mbar {
+  unsigned Pending, Count, Phase;
+  long long Tx;
+};
+inline Mbar loadMbar(unsigned Bar) {
+  uint64_t W;
+  std::memcpy(&W, shared(Bar), 8);
+  return {unsigned(W & 0xFFFF), unsigned(W >> 16 & 0xFFFF),
+          unsigned(W >> 32 & 1), (long long)W >> 33};
+}
+inline void storeMbar(unsigned Bar, Mbar M) {
+  if (M.Pending == 0 && M.Tx == 0) {
+    M.Phase ^= 1;
+    M.Pending = M.Count;
+  }
+  uint64_t W = uint64_t(M.Pending) | uint64_t(M.Count) << 16 |
+               uint64_t(M.Phase) << 32 | uint64_t(M.Tx) << 33;
+  std::memcpy(shared(Bar), &W, 8);
+  solder_emu_rt->Advance();
+}
+} // namespace solder_emu
+inline void solder_mbar_init(unsigned Bar, unsigned Count) {
+  uint64_t W = uint64_t(Count) | uint64_t(Count) << 16;
+  std::memcpy(solder_emu::shared(Bar), &W, 8);
+}
+inline void solder_fence_mbar_init() {}
+inline void solder_mbar_arrive(unsigned Bar) {
+  solder_emu::Mbar M = solder_emu::loadMbar(Bar);
+  --M.Pending;
+  solder_emu::storeMbar(Bar, M);
+}
+inline void solder_mbar_expect_tx(unsigned Bar, unsigned Bytes) {
+  solder_emu::Mbar M = solder_emu::loadMbar(Bar);
+  M.Tx += Bytes;
+  --M.Pending;
+  solder_emu::storeMbar(Bar, M);
+}
+/// Waits until the phase of this parity has completed (a fresh barrier's
+/// "previous" phase, parity 1, counts as complete).
+inline void solder_mbar_wait(unsigned Bar, unsigned Parity) {
+  while (solder_emu::loadMbar(Bar).Phase == Parity)
+    solder_emu_rt->Yield();
+}
+inline void solder_bar_sync(unsigned Id, unsigned Count) {
+  solder_emu_rt->NamedBarrier(Id, Count);
+}
+/// cp.async.bulk.tensor.2d: the Box at (C0, C1) of the map's tensor (zeros
+/// outside it) into shared memory at Dst, 128-byte swizzled, then the
+/// box's bytes completed on Bar.
+inline void solder_tma_2d(unsigned Dst, const void *Map, int C0, int C1,
+                          unsigned Bar) {
+  const SolderEmuTensorMap &T = *static_cast<const SolderEmuTensorMap *>(Map);
+  unsigned RowBytes = T.Box[0] * T.ElemBytes;
+  const unsigned char *Base = static_cast<const unsigned char *>(T.Base);
+  for (unsigned R = 0; R < T.Box[1]; ++R)
+    for (unsigned B = 0; B < RowBytes; ++B) {
+      long long Row = (long long)C1 + R, Col = (long long)C0 + B / T.ElemBytes;
+      bool In = Row >= 0 && Row < T.Dims[1] && Col >= 0 && Col < T.Dims[0];
+      unsigned A = Dst + R * RowBytes + B;
+      *solder_emu::shared(A ^ ((A >> 7 & 7) << 4)) =
+          In ? Base[Row * T.RowBytes + Col * T.ElemBytes + B % T.ElemBytes] : 0;
+    }
+  solder_emu::Mbar M = solder_emu::loadMbar(Bar);
+  M.Tx -= (long long)RowBytes * T.Box[1];
+  solder_emu::storeMbar(Bar, M);
+}
+
 // wgmma.mma_async m64nNk16 (sm_90a) with both operands in shared memory
 // behind matrix descriptors (128-byte swizzle), run at once: the fences,
 // commits and waits around it have nothing to order. N and whether B is

@@ -49,6 +49,28 @@ struct SolderEmuRuntime {
   /// every thread of the block that asks with the same Site.
   unsigned char *(*SharedVariable)(unsigned Site, unsigned Bytes,
                                    unsigned Align);
+  /// Lets the other threads run (a thread spinning on a shared-memory
+  /// barrier's phase); the emulator reports a deadlock when every thread
+  /// only yields.
+  void (*Yield)();
+  /// Notes progress another thread may be waiting for (an mbarrier arrival
+  /// or a completed bulk copy).
+  void (*Advance)();
+  /// bar.sync Id, Count: Count threads of the block arrive at named
+  /// barrier Id (0-15).
+  void (*NamedBarrier)(unsigned Id, unsigned Count);
+};
+
+/// What the emulator puts in a kernel's tensor-map parameter
+/// (solder_tmap_t, 128 bytes) in place of the driver's encoding: a
+/// row-major 2-D tensor at Base, Dims inner first, RowBytes apart, copied
+/// Box at a time into shared memory with the 128-byte swizzle.
+struct SolderEmuTensorMap {
+  const void *Base;
+  long long Dims[2];
+  long long RowBytes;
+  unsigned Box[2];
+  unsigned ElemBytes;
 };
 
 #endif

@@ -33,7 +33,14 @@ const llvm::StringSet<> &emulatedHelpers() {
                                           "solder_wgmma_commit",
                                           "solder_wgmma_wait",
                                           "solder_fence_async_smem",
-                                          "solder_dependent_launch"};
+                                          "solder_dependent_launch",
+                                          "solder_mbar_init",
+                                          "solder_fence_mbar_init",
+                                          "solder_mbar_arrive",
+                                          "solder_mbar_expect_tx",
+                                          "solder_mbar_wait",
+                                          "solder_bar_sync",
+                                          "solder_tma_2d"};
   return Names;
 }
 
@@ -191,6 +198,11 @@ HostSource hostSource(llvm::StringRef Source) {
     H.WgmmaTransB = Source[I + Imm.size()] == '1';
   }
   H.Text = rewriteShared(Text);
+  // A tensor map arrives by reference (a pointer to the emulator's
+  // SolderEmuTensorMap in its 128 bytes), as every other parameter.
+  const std::string Param = "const __grid_constant__ solder_tmap_t ";
+  for (size_t At; (At = H.Text.find(Param)) != std::string::npos;)
+    H.Text.replace(At, Param.size(), "const solder_tmap_t &");
   return H;
 }
 

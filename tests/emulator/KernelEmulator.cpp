@@ -10,6 +10,7 @@
 #include "llvm/Support/Program.h"
 #include "llvm/Support/SHA256.h"
 #include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
@@ -54,6 +55,7 @@ struct BlockState {
   std::vector<unsigned> LiveInWarp; // per warp
   Barrier Bar;
   std::vector<Barrier> WarpBars;
+  std::array<Barrier, 16> Named; // bar.sync's
   std::vector<std::array<unsigned char, SOLDER_EMU_SLOT_BYTES>> Slots;
   unsigned char *Shared = nullptr; // dynamic shared memory, then statics
   size_t Used = 0;                 // bytes of Shared taken
@@ -116,6 +118,20 @@ void syncWarp() {
 }
 
 void syncCluster() { arrive(Run->ClusterBar, Run->Live); }
+
+void yieldFiber() { yieldToScheduler(); }
+
+void advance() { ++Run->Progress; }
+
+void namedBarrier(unsigned Id, unsigned Count) {
+  BlockState &B = currentBlock();
+  if (Id >= B.Named.size()) {
+    if (Run->Failure.empty())
+      Run->Failure = "bar.sync " + std::to_string(Id) + ": no such barrier";
+    return;
+  }
+  arrive(B.Named[Id], Count);
+}
 
 const unsigned char *exchange(const void *In, unsigned Bytes) {
   BlockState &B = currentBlock();
@@ -265,6 +281,9 @@ llvm::Error EmulatedKernel::launch(std::array<unsigned, 3> Grid,
   R.Runtime.ExchangeDone = exchangeDone;
   R.Runtime.BlockShared = blockShared;
   R.Runtime.SharedVariable = sharedVariable;
+  R.Runtime.Yield = yieldFiber;
+  R.Runtime.Advance = advance;
+  R.Runtime.NamedBarrier = namedBarrier;
   *Runtime = &R.Runtime;
   Run = &R;
   unsigned char *SharedBase = reinterpret_cast<unsigned char *>(
@@ -284,6 +303,7 @@ llvm::Error EmulatedKernel::launch(std::array<unsigned, 3> Grid,
             B.LiveInWarp.back() = Threads % 32;
           B.Bar = Barrier();
           B.WarpBars.assign(Warps, Barrier());
+          B.Named.fill(Barrier());
           B.Slots.assign(Threads, {});
           B.Shared = SharedBase + Rank * R.SharedBytes;
           B.Used = DynamicShared;

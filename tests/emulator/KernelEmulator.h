@@ -10,10 +10,12 @@
 //
 // The blocks of a thread-block cluster run together, each with its own
 // shared memory. The inline-PTX helpers the kernels share (cp.async,
-// ldmatrix, mma.sync m16n8k16, the cluster's shared-memory loads and
-// barrier) have host versions in the shim, warp-wide ones exchanging the
-// lanes' operands (HostSource.h); a kernel with other inline PTX (wgmma)
-// is refused.
+// ldmatrix, mma.sync m16n8k16, wgmma, the cluster's shared-memory loads
+// and barrier, mbarriers, named barriers, TMA copies, the dependent-launch
+// prologue) have host versions in the shim, warp-wide ones exchanging the
+// lanes' operands (HostSource.h); a kernel with other inline PTX
+// (setmaxnreg) is refused. Tensor-map parameters take the emulator's own
+// SolderEmuTensorMap (EmuAbi.h), by reference.
 //
 // What it checks: indexing, fusion, reductions and their warp/block
 // combination, tensor-core fragment layouts, conversions and stores,
