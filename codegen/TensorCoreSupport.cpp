@@ -152,6 +152,12 @@ __device__ __forceinline__ void solder_mbar_wait(unsigned bar, unsigned parity) 
 }
 __device__ __forceinline__ void solder_bar_sync(unsigned id, unsigned count) {
   asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(count) : "memory");
+}
+__device__ __forceinline__ void solder_regs_producer() {
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
+}
+__device__ __forceinline__ void solder_regs_consumer() {
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
 })";
 
 } // namespace

@@ -261,9 +261,9 @@ $PRODUCER_END
 // 168 a thread of 384 the budget allows, 232 for consumers, 40 for
 // producers (which must return before any consumer code).
 const char *const RegDec = R"(
-  asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");)";
+  solder_regs_producer();)";
 const char *const RegInc = R"(
-asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");)";
+solder_regs_consumer();)";
 // The persistent loop's walk over tiles: m0 and n0 of each (shadowing the
 // block's own).
 const char *const TileBegin =

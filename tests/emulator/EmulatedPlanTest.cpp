@@ -755,11 +755,6 @@ TEST(EmulatedKernel, GemmVariantsMatchReference) {
       KernelNamer Names(**Copy);
       auto K = codegen::emitGeneratedGemmVariant(*Group, O, Names, &C.V);
       ASSERT_TRUE(bool(K)) << llvm::toString(K.takeError());
-      // Only setmaxnreg (the 256-wide TMA tiles) has no host version.
-      if (std::string Why = emu::whyNotEmulated(K->Source); !Why.empty()) {
-        EXPECT_NE(K->Source.find("setmaxnreg"), std::string::npos) << Why;
-        continue;
-      }
       auto Kernels =
           emu::compileKernels({{K->Name, K->Source}}, emulatorCacheDir());
       ASSERT_TRUE(bool(Kernels)) << llvm::toString(Kernels.takeError());

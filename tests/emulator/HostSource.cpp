@@ -40,7 +40,9 @@ const llvm::StringSet<> &emulatedHelpers() {
                                           "solder_mbar_expect_tx",
                                           "solder_mbar_wait",
                                           "solder_bar_sync",
-                                          "solder_tma_2d"};
+                                          "solder_tma_2d",
+                                          "solder_regs_producer",
+                                          "solder_regs_consumer"};
   return Names;
 }
 

@@ -12,9 +12,9 @@
 // shared memory. The inline-PTX helpers the kernels share (cp.async,
 // ldmatrix, mma.sync m16n8k16, wgmma, the cluster's shared-memory loads
 // and barrier, mbarriers, named barriers, TMA copies, the dependent-launch
-// prologue) have host versions in the shim, warp-wide ones exchanging the
-// lanes' operands (HostSource.h); a kernel with other inline PTX
-// (setmaxnreg) is refused. Tensor-map parameters take the emulator's own
+// prologue, setmaxnreg) have host versions in the shim, warp-wide ones
+// exchanging the lanes' operands (HostSource.h); a kernel with other
+// inline PTX is refused. Tensor-map parameters take the emulator's own
 // SolderEmuTensorMap (EmuAbi.h), by reference.
 //
 // What it checks: indexing, fusion, reductions and their warp/block
