@@ -108,8 +108,9 @@ struct Outcome {
   /// Groups computed here (Library of them with a library call), and
   /// groups with an inline-PTX kernel, whose results the reference gave.
   unsigned Emulated = 0, Library = 0, Ptx = 0;
-  /// Attention groups the plan runs as cuDNN calls.
-  unsigned AttentionCalls = 0;
+  /// Attention groups the plan runs as cuDNN calls; its kernels fed by
+  /// TMA (with tensor maps).
+  unsigned AttentionCalls = 0, TmaKernels = 0;
   /// How the plan runs each attention group (PlanGroup::RunsAs).
   std::vector<std::string> AttentionRunsAs;
   /// Ids (or labels) of the groups whose results differ, with why.
@@ -215,6 +216,8 @@ Outcome emulateGraph(Graph &G, const Model &M, int64_t PerturbGroupId) {
   if (!P)
     return NotBuilt(P.takeError());
   O.AttentionCalls = unsigned(P->Attentions.size());
+  for (const PlanKernel &K : P->Kernels)
+    O.TmaKernels += !K.TensorMaps.empty();
   for (const PlanGroup &PG : P->Groups)
     if (PG.Kind == "attention")
       O.AttentionRunsAs.push_back(PG.RunsAs);
@@ -711,6 +714,13 @@ TEST(EmulatedPlan, GeneratedGemmsWithClusterLayerNorm) {
   Model Bert{Path, {{"B", 2}, {"S", 16}}, Precision::F16};
   Bert.Gemm = GemmKernels::Generated;
   expectAllMatch(Bert, 10);
+  // 128 tokens: the matmuls without a LayerNorm take the TMA loop, whose
+  // kernels run here with the plan's tensor maps.
+  Model Tma{Path, {{"B", 2}, {"S", 64}}, Precision::F16};
+  Tma.Gemm = GemmKernels::Generated;
+  Outcome O = expectAllMatch(Tma, 10);
+  EXPECT_GT(O.TmaKernels, 0u);
+  EXPECT_EQ(O.Ptx, 0u);
 }
 
 // Forced loops of the generated GEMM (the wgmma loop with its tiles, the
