@@ -593,6 +593,11 @@ codegen::emitGeneratedGemmVariant(const Node &Group, const CodegenOptions &Opts,
   // they keep their registers (a 128 x 256 tile then spills a little:
   // 300 bytes).
   const bool MoveRegisters = Tma && W.BN > 192 && !S.Norm;
+  if ((Persistent || MoveRegisters) && Force && Force->KSplit > 1)
+    return groupError(Group, nullptr,
+                      "no split K with a persistent loop or tiles wider "
+                      "than 192 (their producers leave before the "
+                      "reduction's barriers)");
   if (Persistent || MoveRegisters)
     KSplit = 1;
   if (KSplit < 1 || KSplit > MaxCluster)

@@ -269,6 +269,39 @@ TEST(GeneratedGemm, WarpSpecializedLoopAddsAProducerWarpgroup) {
   EXPECT_TRUE(has(llvm::toString(Mma.takeError()), "needs the wgmma loop"));
 }
 
+TEST(GeneratedGemm, ForcedSplitKNeedsProducersThatStay) {
+  // The TMA loop splits K over a cluster when forced; negative twins: with
+  // the persistent schedule or 256-wide tiles (whose producers leave
+  // before the reduction's barriers) a forced split is refused, not
+  // silently dropped.
+  auto G = pipelined("f16", 256, 512, 1024, "",
+                     "  %y = Relu(%mb) : f16[256,512] @\"relu\"\n");
+  ASSERT_TRUE(G);
+  const Node *Group = contractionGroup(*G);
+  ASSERT_TRUE(Group);
+  CodegenOptions O;
+  O.SmVersion = 90;
+  KernelNamer Names(*G);
+  GemmVariant V;
+  V.Wgmma = true;
+  V.Specialized = true;
+  V.Tma = true;
+  V.Tile = {128, 128, 4};
+  V.KSplit = 2;
+  auto K = emitGeneratedGemmVariant(*Group, O, Names, &V);
+  ASSERT_TRUE(bool(K)) << llvm::toString(K.takeError());
+  EXPECT_TRUE(has(K->Summary, "K split over a cluster of 2")) << K->Summary;
+  GemmVariant P = V;
+  P.Persistent = true;
+  GemmVariant W = V;
+  W.Tile = {128, 256, 3};
+  for (const GemmVariant *Bad : {&P, &W}) {
+    auto Refused = emitGeneratedGemmVariant(*Group, O, Names, Bad);
+    ASSERT_FALSE(bool(Refused));
+    EXPECT_TRUE(has(llvm::toString(Refused.takeError()), "no split K with"));
+  }
+}
+
 TEST(GeneratedGemm, WgmmaLayerNormGroupIsOneClusterKernel) {
   // The same group through the wgmma loop: 768 columns in blocks of BN,
   // all of a row's blocks one cluster, the same cluster epilogue.
