@@ -307,37 +307,31 @@ Error FusionFlags::check(const Graph &G) const {
   return checkDisabledFusions(disabledFusions(), G);
 }
 
-Error FusionFlags::apply(PipelineOptions &PO) const {
-  Expected<GemmKernels> G = gemmKernels();
+/// The fields both option structs share, set from the flags.
+template <typename OptionsT>
+static Error applyFusionFlags(const FusionFlags &F, OptionsT &O) {
+  Expected<GemmKernels> G = F.gemmKernels();
   if (!G)
     return G.takeError();
-  Expected<AttentionKernels> A = attentionKernels();
+  Expected<AttentionKernels> A = F.attentionKernels();
   if (!A)
     return A.takeError();
-  PO.Attention = *A;
-  PO.NoFusion = NoFusion;
-  PO.FuseAttention = FuseAttention;
-  PO.AutoAttention = !NoFuseAttention;
-  PO.DisabledFusions = disabledFusions();
-  PO.Gemm = *G;
+  O.Gemm = *G;
+  O.Attention = *A;
+  O.NoFusion = F.noFusion();
+  O.FuseAttention = F.fuseAttention();
+  O.AutoAttention = F.autoAttention();
+  O.DisabledFusions = F.disabledFusions();
   return Error::success();
 }
 
+Error FusionFlags::apply(PipelineOptions &PO) const {
+  return applyFusionFlags(*this, PO);
+}
+
 Error FusionFlags::apply(ModelLoadOptions &Opts) const {
-  Expected<GemmKernels> G = gemmKernels();
-  if (!G)
-    return G.takeError();
-  Expected<AttentionKernels> A = attentionKernels();
-  if (!A)
-    return A.takeError();
-  Opts.Attention = *A;
   Opts.DependentLaunch = DependentLaunch;
-  Opts.NoFusion = NoFusion;
-  Opts.FuseAttention = FuseAttention;
-  Opts.AutoAttention = !NoFuseAttention;
-  Opts.DisabledFusions = disabledFusions();
-  Opts.Gemm = *G;
-  return Error::success();
+  return applyFusionFlags(*this, Opts);
 }
 
 PrecisionFlags::PrecisionFlags(cl::SubCommand &Sub, cl::OptionCategory &Cat)
