@@ -216,7 +216,8 @@ def main():
                     "compiled with --tune (generated GEMM or library per "
                     "matmul group, timed), and check the generated one")
     ap.add_argument("--attention-variants", action="store_true",
-                    help="also bench --attention-kernels cudnn (cuDNN's "
+                    help="also bench --no-fuse-attention (attention "
+                    "unfused), --attention-kernels cudnn (cuDNN's "
                     "fused attention for every attention group) and a plan "
                     "compiled with --tune (cuDNN or the generated kernel per "
                     "attention group, timed), and check the cuDNN one")
@@ -321,6 +322,12 @@ def main():
                             + ("ok" if err <= TOLERANCE[a.precision]
                                else "FAIL") + ")")
                 if a.attention_variants:
+                    # Attention left unfused: the plan before issue 10.
+                    noattn = solder_bench(solder, path, a.iters, True, cache,
+                                          precision=a.precision,
+                                          layout=a.layout,
+                                          extra=["--no-fuse-attention"])
+                    row["solder_attention_unfused"] = noattn["median_ms"]
                     dnn = solder_bench(solder, path, a.iters, True, cache,
                                        precision=a.precision, layout=a.layout,
                                        extra=["--attention-kernels", "cudnn"])
@@ -335,7 +342,10 @@ def main():
                     row["solder_cudnn_attention"] = dnn["median_ms"]
                     row["solder_tuned"] = tuned["median_ms"]
                     notes.append(
-                        f"{tag}: attention generated (the fused column) "
+                        f"{tag}: attention unfused (--no-fuse-attention) "
+                        f"{noattn['median_ms']:.3f} ms "
+                        f"{noattn['steps_per_run']} steps; "
+                        f"attention generated (the fused column) "
                         f"{g['median_ms']:.3f} ms; --attention-kernels cudnn "
                         f"{dnn['median_ms']:.3f} ms "
                         f"{dnn['steps_per_run']} steps; compile --tune "
