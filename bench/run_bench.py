@@ -179,6 +179,13 @@ def solder_check(solder, model, workdir, name, precision="fp32", extra=()):
     return worst
 
 
+def checked(solder, model, workdir, name, precision, extra):
+    """solder_check's error, and it with its verdict for a note."""
+    err = solder_check(solder, model, workdir, name, precision, extra)
+    ok = "ok" if err <= TOLERANCE[precision] else "FAIL"
+    return err, f"max rel err {err:.3g} ({ok})"
+
+
 # ------------------------------------------------------------------ main ---
 
 def main():
@@ -311,16 +318,13 @@ def main():
                             log(l[:220])
                     for loop in ([] if a.no_check else
                                  ["generated", "wgmma"]):
-                        err = solder_check(
+                        err, verdict = checked(
                             solder, path,
                             os.path.join(work, f"check_{name}_{loop}"), name,
                             a.precision, ["--gemm-kernels", loop])
                         row[f"max_rel_err_{loop}"] = err
-                        notes.append(
-                            f"{tag}: --gemm-kernels {loop} vs fp32 "
-                            f"reference max rel err {err:.3g} ("
-                            + ("ok" if err <= TOLERANCE[a.precision]
-                               else "FAIL") + ")")
+                        notes.append(f"{tag}: --gemm-kernels {loop} vs fp32 "
+                                     f"reference {verdict}")
                 if a.attention_variants:
                     # Attention left unfused: the plan before issue 10.
                     noattn = solder_bench(solder, path, a.iters, True, cache,
@@ -354,16 +358,13 @@ def main():
                     for l in timed[:3]:
                         log(l[:260])
                     if not a.no_check:
-                        err = solder_check(
+                        err, verdict = checked(
                             solder, path, os.path.join(work, f"check_{name}_dnn"),
                             name, a.precision,
                             ["--attention-kernels", "cudnn"])
                         row["max_rel_err_cudnn_attention"] = err
-                        notes.append(
-                            f"{tag}: --attention-kernels cudnn vs fp32 "
-                            f"reference max rel err {err:.3g} ("
-                            + ("ok" if err <= TOLERANCE[a.precision]
-                               else "FAIL") + ")")
+                        notes.append(f"{tag}: --attention-kernels cudnn vs "
+                                     f"fp32 reference {verdict}")
                 if a.dependent_launch:
                     dl = solder_bench(solder, path, a.iters, True, cache,
                                       precision=a.precision, layout=a.layout,
@@ -372,13 +373,11 @@ def main():
                     note = (f"{tag}: --dependent-launch {dl['median_ms']:.3f} "
                             f"ms against {g['median_ms']:.3f} ms without")
                     if not a.no_check:
-                        err = solder_check(
+                        err, verdict = checked(
                             solder, path, os.path.join(work, f"check_{name}_dl"),
                             name, a.precision, ["--dependent-launch"])
                         row["max_rel_err_dependent_launch"] = err
-                        note += (f"; vs fp32 reference max rel err {err:.3g} ("
-                                 + ("ok" if err <= TOLERANCE[a.precision]
-                                    else "FAIL") + ")")
+                        note += f"; vs fp32 reference {verdict}"
                     notes.append(note)
                 row["launches"] = g["steps_per_run"]
                 row["launches_unfused"] = uf["steps_per_run"]

@@ -179,6 +179,51 @@ bool reuseCache(StringRef Path, const std::set<int64_t> &Ids,
   return true;
 }
 
+/// Per group of Ids, the candidate when it ran at least 5% faster than
+/// the base (both times in Notes: "tuned: <Cand> X us, <Base> Y us").
+/// Groups timed alone can mislead (weights stay in L2 between replays), so
+/// when any was chosen the plan Build makes with the choices must also be
+/// faster whole than the base plan, else none is kept (Chosen names them
+/// in the note).
+Error chooseFaster(
+    const std::set<int64_t> &Ids, const PlanTimes &Base, const PlanTimes &Cand,
+    StringRef BaseName, StringRef CandName, StringRef Chosen,
+    function_ref<Expected<Plan>(const std::map<int64_t, bool> &)> Build,
+    std::map<int64_t, bool> &Choices, std::map<int64_t, std::string> &Notes) {
+  bool Any = false;
+  for (int64_t Id : Ids) {
+    auto B = Base.Groups.find(Id), C = Cand.Groups.find(Id);
+    if (B == Base.Groups.end() || C == Cand.Groups.end())
+      continue;
+    bool Use = C->second < B->second * Margin;
+    Any |= Use;
+    Choices[Id] = Use;
+    Notes[Id] = formatv("tuned: {0} {1:F1} us, {2} {3:F1} us", CandName,
+                        C->second * 1e3, BaseName, B->second * 1e3)
+                    .str();
+  }
+  if (!Any)
+    return Error::success();
+  Expected<Plan> TunedPlan = Build(Choices);
+  if (!TunedPlan)
+    return TunedPlan.takeError();
+  Expected<PlanTimes> Tuned = timePlan(std::move(*TunedPlan), Ids);
+  if (!Tuned)
+    return Tuned.takeError();
+  if (Tuned->Whole < Base.Whole)
+    return Error::success();
+  std::string Why = formatv("; not kept: the plan ran {0:F3} ms with the "
+                            "chosen {1}, {2:F3} ms without",
+                            Tuned->Whole, Chosen, Base.Whole)
+                        .str();
+  for (auto &[Id, Use] : Choices)
+    if (Use) {
+      Use = false;
+      Notes[Id] += Why;
+    }
+  return Error::success();
+}
+
 } // namespace
 
 Error tuneGemmGroups(const Graph &G, PlanOptions &Opts) {
@@ -214,41 +259,13 @@ Error tuneGemmGroups(const Graph &G, PlanOptions &Opts) {
   Expected<PlanTimes> Gen = timePlan(std::move(*GenPlan), Ids);
   if (!Gen)
     return Gen.takeError();
-  bool Any = false;
-  for (int64_t Id : Ids) {
-    auto L = Lib->Groups.find(Id), X = Gen->Groups.find(Id);
-    if (L == Lib->Groups.end() || X == Gen->Groups.end())
-      continue;
-    bool UseGen = X->second < L->second * Margin;
-    Any |= UseGen;
-    Choices[Id] = UseGen;
-    Notes[Id] = formatv("tuned: generated GEMM {0:F1} us, library {1:F1} us",
-                        X->second * 1e3, L->second * 1e3)
-                    .str();
-  }
-  // Groups timed alone can mislead (weights stay in L2 between replays):
-  // the plan with the chosen generated GEMMs must also be faster whole.
-  if (Any) {
-    Expected<Plan> TunedPlan =
-        candidatePlan(G, Opts, GemmKernels::Auto, Choices);
-    if (!TunedPlan)
-      return TunedPlan.takeError();
-    Expected<PlanTimes> Tuned = timePlan(std::move(*TunedPlan), Ids);
-    if (!Tuned)
-      return Tuned.takeError();
-    if (Tuned->Whole >= Lib->Whole) {
-      std::string Why =
-          formatv("; not kept: the plan ran {0:F3} ms with the chosen "
-                  "generated GEMMs, {1:F3} ms without",
-                  Tuned->Whole, Lib->Whole)
-              .str();
-      for (auto &[Id, Use] : Choices)
-        if (Use) {
-          Use = false;
-          Notes[Id] += Why;
-        }
-    }
-  }
+  if (Error E = chooseFaster(
+          Ids, *Lib, *Gen, "library", "generated GEMM", "generated GEMMs",
+          [&](const std::map<int64_t, bool> &C) {
+            return candidatePlan(G, Opts, GemmKernels::Auto, C);
+          },
+          Choices, Notes))
+    return E;
   // A later compile of the same graph on this GPU reuses the outcome.
   writeCache(Path, Choices, Notes);
   for (auto &[Id, Use] : Choices) {
@@ -313,39 +330,15 @@ Error tuneAttentionGroups(const Graph &G, PlanOptions &Opts) {
       Choices[Id] = false;
       Notes[Id] = Why;
     }
-  } else {
-    bool Any = false;
-    for (int64_t Id : Takes) {
-      auto X = Gen->Groups.find(Id), D = Dnn->Groups.find(Id);
-      if (X == Gen->Groups.end() || D == Dnn->Groups.end())
-        continue;
-      bool UseDnn = D->second < X->second * Margin;
-      Any |= UseDnn;
-      Choices[Id] = UseDnn;
-      Notes[Id] = formatv("tuned: cuDNN {0:F1} us, generated {1:F1} us",
-                          D->second * 1e3, X->second * 1e3)
-                      .str();
-    }
-    // As for GEMMs: the plan with the chosen calls must be faster whole.
-    if (Any) {
-      PlanOptions Chosen = Opts;
-      Chosen.AttentionChoices = Choices;
-      Expected<Plan> TunedPlan = candidatePlan(G, Chosen);
-      if (!TunedPlan)
-        return TunedPlan.takeError();
-      Expected<PlanTimes> Tuned = timePlan(std::move(*TunedPlan), Takes);
-      if (!Tuned)
-        return Tuned.takeError();
-      if (Tuned->Whole >= Gen->Whole)
-        for (auto &[Id, Use] : Choices)
-          if (Use) {
-            Use = false;
-            Notes[Id] += formatv("; not kept: the plan ran {0:F3} ms with "
-                                 "the chosen cuDNN calls, {1:F3} ms without",
-                                 Tuned->Whole, Gen->Whole)
-                             .str();
-          }
-    }
+  } else if (Error E = chooseFaster(
+                 Takes, *Gen, *Dnn, "generated", "cuDNN", "cuDNN calls",
+                 [&](const std::map<int64_t, bool> &C) {
+                   PlanOptions Chosen = Opts;
+                   Chosen.AttentionChoices = C;
+                   return candidatePlan(G, Chosen);
+                 },
+                 Choices, Notes)) {
+    return E;
   }
   writeCache(Path, Choices, Notes);
   for (auto &[Id, Use] : Choices) {
