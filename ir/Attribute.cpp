@@ -73,7 +73,9 @@ std::string AttrMap::getString(llvm::StringRef Name,
 std::vector<int64_t> AttrMap::getInts(llvm::StringRef Name,
                                       std::vector<int64_t> Default) const {
   const Attribute *A = find(Name);
-  return A && A->kind() == AttrKind::Ints ? A->getInts() : Default;
+  if (!A || A->kind() != AttrKind::Ints || A->getInts().empty())
+    return Default;
+  return A->getInts();
 }
 std::vector<float> AttrMap::getFloats(llvm::StringRef Name,
                                       std::vector<float> Default) const {

@@ -73,6 +73,9 @@ public:
   size_t size() const { return Entries.size(); }
 
   /// Typed getters with the default the caller passes (usually ONNX's).
+  /// An empty ints list counts as absent (as shape inference reads
+  /// strides, dilations and pads), so every reader of one attribute sees
+  /// the same values.
   int64_t getInt(llvm::StringRef Name, int64_t Default) const;
   float getFloat(llvm::StringRef Name, float Default) const;
   std::string getString(llvm::StringRef Name, llvm::StringRef Default) const;

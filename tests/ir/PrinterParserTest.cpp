@@ -163,6 +163,13 @@ TEST(PrinterParserTest, AttributeKindsRoundTrip) {
   EXPECT_EQ(A.find("fl")->kind(), AttrKind::Float);
   EXPECT_EQ(A.find("f")->kind(), AttrKind::Floats);
   EXPECT_EQ(A.find("e1")->kind(), AttrKind::Ints);
+  // An empty ints list reads as absent: the caller's default (fuzz: Conv
+  // with strides = ints[] planned empty strides shape inference read as
+  // ones); a list with values reads as itself.
+  EXPECT_EQ(A.getInts("e1", {1, 1}), (std::vector<int64_t>{1, 1}));
+  EXPECT_EQ(A.getInts("e1"), std::vector<int64_t>());
+  EXPECT_EQ(A.getInts("is", {0}),
+            (std::vector<int64_t>{1, -2, 9223372036854775807}));
   EXPECT_EQ(A.find("e2")->kind(), AttrKind::Floats);
   EXPECT_EQ(A.find("e3")->kind(), AttrKind::Strings);
   EXPECT_EQ(A.find("ss")->getStrings()[1], "b\n");
