@@ -44,7 +44,8 @@ struct PipelineOptions {
   /// or at most AutoAttentionShortKeys keys (H100, BERT-base: 17-20% faster
   /// at 8x256 and 32x512, faster at 1x128, 2x256 and 4x128 too, 45% slower
   /// at 1x512 = 96 blocks of 512 keys; bench/RESULTS.md).
-  /// `--no-fuse-attention` clears it.
+  /// With Attention == Cudnn every attention is fused (the thresholds
+  /// are the generated kernel's). `--no-fuse-attention` clears it.
   bool AutoAttention = true;
   /// `--gemm-kernels`: not read by any pass; carried to the GPU plan
   /// builder (PlanOptions::Gemm) by the tools that build plans from a

@@ -262,7 +262,8 @@ FusionFlags::FusionFlags(cl::SubCommand &Sub, cl::OptionCategory &Cat)
                 cl::desc("Who runs attention groups: generated (solder's "
                          "flash-attention kernel), cudnn (cuDNN's fused "
                          "attention wherever it takes the group: f16/bf16, "
-                         "additive or causal masks), or auto (default: what "
+                         "additive or causal masks; every attention is then "
+                         "fused), or auto (default: what "
                          "compile --tune measured faster, else generated)"),
                 cl::init("auto"), cl::sub(Sub), cl::cat(Cat)),
       DependentLaunch(

@@ -355,6 +355,32 @@ TEST(AttentionRecognition, PipelineFusesAutomaticallyOnlyReducedGpuPlans) {
   }
 }
 
+TEST(AttentionRecognition, PipelineFusesEveryAttentionForCudnn) {
+  // FourDim with 300 keys: 6 blocks of long keys, which the automatic
+  // thresholds (the generated kernel's) leave unfused; with cuDNN asked
+  // for, the pipeline fuses it all the same, and only then.
+  std::string Long = FourDim;
+  for (auto [From, To] :
+       {std::pair<std::string, std::string>{"3,6,", "3,300,"}, {"6]", "300]"}})
+    for (size_t At = Long.find(From); At != std::string::npos;
+         At = Long.find(From, At + To.size()))
+      Long.replace(At, From.size(), To);
+  for (AttentionKernels K : {AttentionKernels::Auto, AttentionKernels::Cudnn,
+                             AttentionKernels::Generated}) {
+    auto G = parseOrDie(Long);
+    ASSERT_TRUE(G);
+    PipelineOptions PO;
+    PO.TargetGpu = true;
+    PO.Prec = Precision::F16;
+    PO.Attention = K;
+    ASSERT_FALSE(bool(runPipeline(*G, PO)));
+    bool Fused = llvm::any_of(G->nodes(), [](const std::unique_ptr<Node> &N) {
+      return N->kind() == OpKind::Attention;
+    });
+    EXPECT_EQ(Fused, K == AttentionKernels::Cudnn) << int(K);
+  }
+}
+
 TEST(AttentionRecognition, DisabledByNodeNameIsLeftAlone) {
   auto [Changed, After] = recognize(FourDim, {"softmax"});
   EXPECT_FALSE(Changed);
