@@ -307,7 +307,18 @@ def check(args, name, exporter):
     try:
         groups = json.loads(out).get("groups", [])
         row["groups"] = len(groups)
-        row["attention"] = sum(g.get("kind") == "attention" for g in groups)
+        attention = [g for g in groups if g.get("kind") == "attention"]
+        row["attention"] = len(attention)
+        # With --attention-kernels cudnn a group the static checks refuse
+        # stays generated: say how many really run as cuDNN, and why not.
+        cudnn = sum("cuDNN fused attention" in g.get("runs_as", "")
+                    for g in attention)
+        refused = [m.group(1) for g in attention
+                   for m in [re.search(r"not cuDNN: ([^)]*)",
+                                       g.get("runs_as", ""))] if m]
+        if cudnn or refused:
+            row["attention"] = f"{len(attention)} ({cudnn} cuDNN" + (
+                f"; not cuDNN: {refused[0]}" if refused else "") + ")"
     except ValueError:
         pass
     steps = re.search(r"(\d+) steps per run", err)
