@@ -62,13 +62,12 @@ check() { # tag tool cmd...
   fi
   # racecheck of cuDNN's algorithm search (every algorithm cuDNN has, on
   # every convolution) took over 6 minutes per model: under racecheck the
-  # tests load with the searches off (SOLDER_CUDNN_SEARCH=0, and
-  # SOLDER_GEMM_SEARCH=0 for cuBLASLt's candidates), and the models
+  # tests load with the search off (SOLDER_CUDNN_SEARCH=0), and the models
   # run plans tuned beforehand (racecheckTuned).
   local search=1
   [ "$tool" = racecheck ] && search=0
   # --require-cuda-init no: a test that never touches the GPU passes.
-  SOLDER_CUDNN_SEARCH=$search SOLDER_GEMM_SEARCH=$search timeout "$LIMIT" "$CS" --tool "$tool" --error-exitcode 99 \
+  SOLDER_CUDNN_SEARCH=$search timeout "$LIMIT" "$CS" --tool "$tool" --error-exitcode 99 \
     --require-cuda-init no --print-limit 20 "${extra[@]}" "$@" > "$log" 2>&1
   local rc=$?
   local summary

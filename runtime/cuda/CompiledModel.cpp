@@ -35,7 +35,6 @@
 #include <nvtx3/nvToolsExt.h>
 #include <set>
 #include <thread>
-#include <tuple>
 
 using namespace llvm;
 
@@ -363,22 +362,6 @@ Error CompiledModel::loadOnDevice() {
 }
 
 /// A key telling apart convolution problems, for the algorithm cache.
-/// What decides a matmul's algorithm (not its buffers).
-static std::string gemmKey(const GemmConfig &C) {
-  std::string K;
-  raw_string_ostream OS(K);
-  OS << int(C.Elem) << C.TransA << C.TransB << C.AllowTF32 << int(C.Epi)
-     << int(C.CFrom) << "|" << C.M << "," << C.N << "," << C.K << "|" << C.Lda
-     << "," << C.Ldb << "," << C.Ldd << "|" << C.Batch << "," << C.StrideA
-     << "," << C.StrideB << "," << C.StrideD << "|" << C.Alpha << "," << C.Beta
-     << "|";
-  for (const auto *V :
-       {&C.BatchDims, &C.BatchStrideA, &C.BatchStrideB, &C.BatchStrideD})
-    OS << join(map_range(*V, [](int64_t X) { return std::to_string(X); }), ",")
-       << "|";
-  return OS.str();
-}
-
 static std::string convKey(const ConvConfig &C) {
   std::string K;
   raw_string_ostream OS(K);
@@ -498,12 +481,6 @@ Error CompiledModel::Impl::loadOnce() {
   if (!P.Gemms.empty()) {
     cublasLtHandle_t Lt;
     SOLDER_CUBLAS_TRY(cudaLibs().cublasLtCreate(&Lt), "cublasLtCreate");
-    // SOLDER_GEMM_SEARCH=0 takes the heuristics' first choice untimed
-    // (for comparisons, and under compute-sanitizer).
-    const char *SearchEnv = std::getenv("SOLDER_GEMM_SEARCH");
-    bool Search = !(SearchEnv && StringRef(SearchEnv) == "0");
-    // One search per distinct problem (BERT-base: 48 calls, 4 problems).
-    std::map<std::string, std::pair<cublasLtMatmulAlgo_t, size_t>> Searched;
     for (size_t Idx = 0; Idx < P.Gemms.size(); ++Idx) {
       GemmConfig &C = P.Gemms[Idx];
       GemmCall Call;
@@ -516,19 +493,8 @@ Error CompiledModel::Impl::loadOnce() {
         std::memcpy(Algo.data, C.AlgoData.data(), sizeof(Algo.data));
         Stored = Call.checkAlgo(Lt, Algo, Ws);
       }
-      if (!E && !Stored && Search) {
-        std::string Key = gemmKey(C);
-        auto It = Searched.find(Key);
-        if (It == Searched.end()) {
-          E = Call.searchAlgo(Lt, Algo, Ws);
-          if (!E)
-            Searched.emplace(Key, std::make_pair(Algo, Ws));
-        } else {
-          std::tie(Algo, Ws) = It->second;
-        }
-      } else if (!E && !Stored) {
+      if (!E && !Stored)
         E = Call.chooseAlgo(Lt, Algo, Ws);
-      }
       if (E) {
         cudaLibs().cublasLtDestroy(Lt);
         // Named by its step (the ONNX nodes), as a cuDNN failure is.

@@ -4,8 +4,6 @@
 #include "llvm/ADT/SmallVector.h"
 #include <algorithm>
 #include <array>
-#include <chrono>
-#include <thread>
 #include <vector>
 
 using namespace llvm;
@@ -55,31 +53,6 @@ static cudnnDataType_t cudnnType(DType T) {
     return CUDNN_DATA_FLOAT;
   }
 }
-
-/// Device buffers for timing a library call, each filled with one byte
-/// value, freed on scope exit.
-struct DeviceScratch {
-  std::vector<void *> Ptrs;
-  DeviceScratch() = default;
-  DeviceScratch(const DeviceScratch &) = delete;
-  DeviceScratch &operator=(const DeviceScratch &) = delete;
-  ~DeviceScratch() {
-    for (void *P : Ptrs)
-      cudaFree(P);
-  }
-  /// Null when the device is out of memory.
-  void *get(size_t Bytes, int Fill = 0) {
-    void *P = nullptr;
-    Bytes = std::max<size_t>(Bytes, 256);
-    if (cudaMalloc(&P, Bytes) != cudaSuccess) {
-      cudaGetLastError();
-      return nullptr;
-    }
-    Ptrs.push_back(P);
-    cudaMemset(P, Fill, Bytes);
-    return P;
-  }
-};
 
 //===----------------------------------------------------------------------===//
 // cuBLASLt
@@ -210,140 +183,6 @@ Error GemmCall::chooseAlgo(cublasLtHandle_t H, cublasLtMatmulAlgo_t &Algo,
             "), status " + Twine(int(S)));
   Algo = Result.algo;
   Workspace = Result.workspaceSize;
-  return Error::success();
-}
-
-namespace {
-/// How many of the heuristics' algorithms a GEMM search times: each gets
-/// GemmFirstRuns runs, the fastest GemmRetimed get GemmRetimeRuns more,
-/// and the fastest of those wins (ties: the heuristics' order).
-constexpr int GemmSearchCandidates = 16;
-constexpr size_t GemmRetimed = 3;
-constexpr int GemmWarmup = 2, GemmFirstRuns = 5, GemmRetimeRuns = 20;
-
-/// Holds a stream (as a host function) while the host queues work.
-void CUDART_CB holdStream(void *) {
-  std::this_thread::sleep_for(std::chrono::microseconds(500));
-}
-
-/// Elements a cuBLASLt layout of Rows x Cols (column-major, leading
-/// dimension Ld) spans, over Batch matrices Stride apart.
-size_t layoutSpan(int64_t Rows, int64_t Cols, int64_t Ld, int64_t Batch,
-                  int64_t Stride) {
-  if (Rows <= 0 || Cols <= 0)
-    return 0;
-  return size_t(Ld * (Cols - 1) + Rows +
-                std::max<int64_t>(Stride, 0) * (Batch - 1));
-}
-} // namespace
-
-Error GemmCall::searchAlgo(cublasLtHandle_t H, cublasLtMatmulAlgo_t &Algo,
-                           size_t &Workspace) const {
-  const GemmConfig &C = *Config;
-  cublasLtMatmulPreference_t Pref;
-  SOLDER_CUBLAS_TRY(cudaLibs().cublasLtMatmulPreferenceCreate(&Pref),
-                    "cublasLtMatmulPreferenceCreate");
-  uint64_t Limit = GemmWorkspaceLimit;
-  cudaLibs().cublasLtMatmulPreferenceSetAttribute(
-      Pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &Limit, sizeof(Limit));
-  std::array<cublasLtMatmulHeuristicResult_t, GemmSearchCandidates> Results;
-  int Found = 0;
-  cublasStatus_t S = cudaLibs().cublasLtMatmulAlgoGetHeuristic(
-      H, Desc, LayoutA, LayoutB, LayoutC ? LayoutC : LayoutD, LayoutD, Pref,
-      GemmSearchCandidates, Results.data(), &Found);
-  cudaLibs().cublasLtMatmulPreferenceDestroy(Pref);
-  if (S != CUBLAS_STATUS_SUCCESS || Found == 0)
-    return chooseAlgo(H, Algo, Workspace); // its error names the problem
-  Algo = Results[0].algo;
-  Workspace = Results[0].workspaceSize;
-  // Pointer-array batches would need device arrays of pointers into the
-  // scratch: they keep the heuristics' first choice, as does a problem
-  // whose scratch does not fit on the device.
-  if (Found == 1 || C.pointerArrays())
-    return Error::success();
-  size_t Elem = dtypeSize(C.Elem);
-  // Operands of magnitude ~0.07 (f16: 0x2C2C) or ~0.01 (f32: 0x3C3C3C3C):
-  // real-looking values, finite through any K.
-  int Fill = Elem == 2 ? 0x2C : 0x3C;
-  DeviceScratch Scratch;
-  void *A =
-      Scratch.get(Elem * layoutSpan(C.TransA ? C.K : C.M, C.TransA ? C.M : C.K,
-                                    C.Lda, C.Batch, C.StrideA),
-                  Fill);
-  void *B = A ? Scratch.get(Elem * layoutSpan(C.TransB ? C.N : C.K,
-                                              C.TransB ? C.K : C.N, C.Ldb,
-                                              C.Batch, C.StrideB),
-                            Fill)
-              : nullptr;
-  size_t DBytes = Elem * layoutSpan(C.M, C.N, C.Ldd, C.Batch, C.StrideD);
-  void *D = B ? Scratch.get(DBytes) : nullptr;
-  void *CPtr = nullptr, *Bias = nullptr, *Work = nullptr;
-  if (D && C.CFrom == GemmConfig::CSource::Separate)
-    CPtr = Scratch.get(DBytes, Fill);
-  if (D && C.hasBias())
-    Bias = Scratch.get(Elem * size_t(C.M), Fill);
-  size_t WorkBytes = 0;
-  for (int I = 0; I < Found; ++I)
-    WorkBytes = std::max(WorkBytes, Results[I].workspaceSize);
-  if (D && WorkBytes)
-    Work = Scratch.get(WorkBytes);
-  if (!D || (C.CFrom == GemmConfig::CSource::Separate && !CPtr) ||
-      (C.hasBias() && !Bias) || (WorkBytes && !Work))
-    return Error::success();
-
-  cudaEvent_t Start, Stop;
-  SOLDER_CUDA_TRY(cudaEventCreate(&Start), "cudaEventCreate");
-  SOLDER_CUDA_TRY(cudaEventCreate(&Stop), "cudaEventCreate");
-  // Milliseconds per run of candidate I, or a negative value when it
-  // fails to run (it is then left out). The handle runs on the legacy
-  // default stream, like the events. A host function holds the stream
-  // while the runs are queued, so they then run back to back as in the
-  // model's graph: timed as launched, a small problem's runs would
-  // measure the host's launch rate instead (every candidate alike).
-  auto Time = [&](int I, int Runs) -> float {
-    cudaLaunchHostFunc(nullptr, holdStream, nullptr);
-    for (int R = 0; R < GemmWarmup + Runs; ++R) {
-      if (R == GemmWarmup)
-        cudaEventRecord(Start, nullptr);
-      if (Error E = enqueue(H, Results[I].algo, A, B, Bias, CPtr, D, Work,
-                            Results[I].workspaceSize, nullptr)) {
-        consumeError(std::move(E));
-        cudaGetLastError();
-        return -1;
-      }
-    }
-    cudaEventRecord(Stop, nullptr);
-    if (cudaEventSynchronize(Stop) != cudaSuccess) {
-      cudaGetLastError();
-      return -1;
-    }
-    float Ms = 0;
-    cudaEventElapsedTime(&Ms, Start, Stop);
-    return Ms / float(Runs);
-  };
-  std::vector<std::pair<float, int>> Timed;
-  for (int I = 0; I < Found; ++I)
-    if (Results[I].state == CUBLAS_STATUS_SUCCESS)
-      if (float Ms = Time(I, GemmFirstRuns); Ms >= 0)
-        Timed.push_back({Ms, I});
-  std::stable_sort(Timed.begin(), Timed.end());
-  Timed.resize(std::min(Timed.size(), GemmRetimed));
-  int Best = -1;
-  float BestMs = 0;
-  for (auto [FirstMs, I] : Timed) {
-    (void)FirstMs;
-    float Ms = Time(I, GemmRetimeRuns);
-    if (Ms >= 0 && (Best < 0 || Ms < BestMs || (Ms == BestMs && I < Best))) {
-      Best = I;
-      BestMs = Ms;
-    }
-  }
-  cudaEventDestroy(Start);
-  cudaEventDestroy(Stop);
-  if (Best >= 0) {
-    Algo = Results[Best].algo;
-    Workspace = Results[Best].workspaceSize;
-  }
   return Error::success();
 }
 
@@ -533,12 +372,33 @@ size_t numBytes(ArrayRef<int64_t> Dims, DType T) {
 } // namespace
 
 /// Device buffers for timing one convolution as it runs (X, W, Y, and
-/// the bias and z of a fused call), zeroed, and the largest workspace up
-/// to what the search asked for that the device could give.
-struct ConvScratch : DeviceScratch {
+/// the bias and z of a fused call), zeroed, freed on scope exit, and the
+/// largest workspace up to what the search asked for that the device
+/// could give.
+struct ConvScratch {
   void *X = nullptr, *W = nullptr, *Y = nullptr, *Bias = nullptr, *Z = nullptr,
        *Work = nullptr;
   size_t WorkBytes = 0;
+  std::vector<void *> Ptrs;
+  ConvScratch() = default;
+  ConvScratch(const ConvScratch &) = delete;
+  ConvScratch &operator=(const ConvScratch &) = delete;
+  ~ConvScratch() {
+    for (void *P : Ptrs)
+      cudaFree(P);
+  }
+  /// Null when the device is out of memory.
+  void *get(size_t Bytes) {
+    void *P = nullptr;
+    Bytes = std::max<size_t>(Bytes, 256);
+    if (cudaMalloc(&P, Bytes) != cudaSuccess) {
+      cudaGetLastError();
+      return nullptr;
+    }
+    Ptrs.push_back(P);
+    cudaMemset(P, 0, Bytes);
+    return P;
+  }
   /// False when the operands do not fit on the device. The workspace
   /// halves from Wanted until it fits (down to 1 MiB, then none): a full
   /// GPU searches fewer algorithms, as cuDNN's own search skips those it
@@ -806,8 +666,7 @@ std::string describeLibraryChoice(const Plan &P, const PlanStep &S) {
     const GemmConfig &C = P.Gemms[S.Index];
     return "cuBLASLt, " + mathMode(C.Elem, C.AllowTF32) + ", " +
            (C.HasAlgo ? "algorithm tuned on " + P.TunedOn
-                      : std::string("algorithm timed at load among the "
-                                    "heuristics' candidates"));
+                      : std::string("heuristic algorithm chosen at load"));
   }
   if (S.K == PlanStep::Kind::Conv && S.Index < P.Convs.size()) {
     const ConvConfig &C = P.Convs[S.Index];

@@ -2,10 +2,9 @@
 //
 // The library steps of a plan. Each holds the descriptors of one call,
 // created once per execution context; algorithms are chosen once per
-// loaded model (cuBLASLt: the heuristics' candidates timed; cuDNN's
-// measured search; both cached per configuration) and shared by its
-// contexts. fp32 math stays fp32 unless the plan allows TF32:
-// CUBLAS_COMPUTE_32F and CUDNN_FMA_MATH.
+// loaded model (cuBLASLt heuristics; cuDNN's measured search, cached per
+// configuration) and shared by its contexts. fp32 math stays fp32 unless
+// the plan allows TF32: CUBLAS_COMPUTE_32F and CUDNN_FMA_MATH.
 //
 //===----------------------------------------------------------------------===//
 #ifndef SOLDER_RUNTIME_CUDA_LIBRARYCALLS_H
@@ -33,12 +32,6 @@ public:
   llvm::Error init(const GemmConfig &C);
   /// Asks the heuristics for the best algorithm (at model load).
   llvm::Error chooseAlgo(cublasLtHandle_t H, cublasLtMatmulAlgo_t &Algo,
-                         size_t &Workspace) const;
-  /// Times the heuristics' first GemmSearchCandidates algorithms on
-  /// scratch buffers of this problem's shape and takes the fastest (at
-  /// model load, when the plan stores none); the heuristics' first choice
-  /// where nothing can be timed (pointer-array batches, no room).
-  llvm::Error searchAlgo(cublasLtHandle_t H, cublasLtMatmulAlgo_t &Algo,
                          size_t &Workspace) const;
   /// Whether a stored algorithm still runs this problem here (same GPU
   /// model, another cuBLASLt version may refuse it); Workspace is its need.
