@@ -118,6 +118,9 @@ int runDumpKernelsCommand() {
     for (size_t I = 0; I < K.NodeNames.size(); ++I)
       OS << (I ? ", " : "") << "'" << K.NodeNames[I] << "'";
     OS << "\n// " << K.Summary << "\n";
+    if (!K.Symbol.empty())
+      OS << "// runs the code of " << K.Symbol
+         << " (identical but for the name; compiled once)\n";
     OS << formatv("// launch: grid ({0},{1},{2}) block ({3},{4},{5}), {6} "
                   "bytes dynamic shared memory\n",
                   K.Grid[0], K.Grid[1], K.Grid[2], K.Block[0], K.Block[1],

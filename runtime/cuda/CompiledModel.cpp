@@ -342,7 +342,9 @@ ModelStats CompiledModel::stats() const {
   }
   ModelStats S;
   S.Steps = I->P.Steps.size();
-  S.Kernels = I->P.Kernels.size();
+  // Distinct compiled functions: a kernel running another's counts once.
+  S.Kernels = size_t(count_if(
+      I->P.Kernels, [](const PlanKernel &K) { return K.Symbol.empty(); }));
   S.LibraryCalls =
       I->P.Gemms.size() + I->P.Convs.size() + I->P.Attentions.size();
   S.ArenaBytes = I->P.ArenaBytes;
@@ -447,15 +449,20 @@ Error CompiledModel::Impl::loadOnce() {
                                    cudaMemcpyHostToDevice),
                         "uploading weights");
   }
+  // Kernels sharing a compiled function (PlanKernel::Symbol) load its
+  // cubin once.
+  std::map<std::string, cudaLibrary_t> LoadedFor;
   for (const PlanKernel &K : P.Kernels) {
-    cudaLibrary_t Lib;
-    SOLDER_CUDA_TRY(cudaLibraryLoadData(&Lib, K.Cubin.data(), nullptr, nullptr,
-                                        0, nullptr, nullptr, 0),
-                    "loading the cubin of kernel " + K.Name);
-    Libraries.push_back(Lib);
+    cudaLibrary_t &Lib = LoadedFor[K.symbol()];
+    if (!Lib) {
+      SOLDER_CUDA_TRY(cudaLibraryLoadData(&Lib, K.Cubin.data(), nullptr,
+                                          nullptr, 0, nullptr, nullptr, 0),
+                      "loading the cubin of kernel " + K.Name);
+      Libraries.push_back(Lib);
+    }
     cudaKernel_t Kern;
-    SOLDER_CUDA_TRY(cudaLibraryGetKernel(&Kern, Lib, K.Name.c_str()),
-                    "finding kernel " + K.Name + " in its cubin");
+    SOLDER_CUDA_TRY(cudaLibraryGetKernel(&Kern, Lib, K.symbol().c_str()),
+                    "finding kernel " + K.symbol() + " in its cubin");
     if (K.DynamicSharedBytes > 48 * 1024)
       SOLDER_CUDA_TRY(cudaKernelSetAttributeForDevice(
                           Kern, cudaFuncAttributeMaxDynamicSharedMemorySize,

@@ -4,6 +4,7 @@
 #include "codegen/NvrtcCompiler.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
+#include <map>
 
 using namespace llvm;
 
@@ -33,13 +34,51 @@ generateKernels(const Graph &G, StringRef Arch, int64_t PerturbGroupId,
   return emitGraphKernels(G, Opts);
 }
 
+/// Source as the compiler sees it, less the kernel's name: every
+/// occurrence of Name blanked and every whole-line comment (the emitters'
+/// group headers name the group) left out.
+static std::string withoutName(StringRef Source, StringRef Name) {
+  std::string Out;
+  Out.reserve(Source.size());
+  while (!Source.empty()) {
+    auto [Line, Rest] = Source.split('\n');
+    Source = Rest;
+    if (Line.ltrim().startswith("//"))
+      continue;
+    while (!Name.empty()) {
+      size_t At = Line.find(Name);
+      if (At == StringRef::npos)
+        break;
+      Out += Line.take_front(At);
+      Out += '\x01';
+      Line = Line.drop_front(At + Name.size());
+    }
+    Out += Line;
+    Out += '\n';
+  }
+  return Out;
+}
+
 Error compileCubins(MutableArrayRef<PlanKernel> Kernels, StringRef Arch,
                     StringRef CacheDir, raw_ostream *Progress) {
   std::vector<GeneratedKernel> Todo;
   std::vector<size_t> Where;
+  // Kernels whose sources differ only in their names (BERT-base: each of
+  // the 12 layers has the same attention and LayerNorm kernels, 38 kernels
+  // and 5 distinct ones) are compiled once; the others take that cubin
+  // and run its function (PlanKernel::Symbol).
+  std::map<std::string, size_t> FirstOf;         // source, name blanked -> Todo
+  std::vector<std::pair<size_t, size_t>> Shared; // kernel, Todo index
   for (size_t I = 0; I < Kernels.size(); ++I) {
     if (!Kernels[I].Cubin.empty())
       continue;
+    Kernels[I].Symbol.clear();
+    auto [It, New] = FirstOf.emplace(
+        withoutName(Kernels[I].Source, Kernels[I].Name), Todo.size());
+    if (!New) {
+      Shared.push_back({I, It->second});
+      continue;
+    }
     GeneratedKernel K;
     K.Name = Kernels[I].Name;
     K.Source = Kernels[I].Source;
@@ -77,10 +116,15 @@ Error compileCubins(MutableArrayRef<PlanKernel> Kernels, StringRef Arch,
   }
   for (size_t I = 0; I < Where.size(); ++I)
     Kernels[Where[I]].Cubin = std::move((*Cubins)[I]);
+  for (auto [I, T] : Shared) {
+    Kernels[I].Cubin = Kernels[Where[T]].Cubin;
+    Kernels[I].Symbol = Kernels[Where[T]].Name;
+  }
   if (Progress)
     *Progress << formatv("compiled {0} kernels for {1} in {2:F2} s ({3} "
-                         "from the cache)\n",
-                         Todo.size(), Arch, Stats.Seconds, Stats.Cached);
+                         "from the cache; {4} more share their code)\n",
+                         Todo.size(), Arch, Stats.Seconds, Stats.Cached,
+                         Shared.size());
   return Error::success();
 }
 

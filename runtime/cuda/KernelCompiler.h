@@ -32,7 +32,9 @@ generateKernels(const Graph &G, llvm::StringRef Arch,
 /// 90 for "sm_90", "sm_90a" or "compute_90"; 90 when it has no digits.
 unsigned smVersionOf(llvm::StringRef Arch);
 
-/// Fills the Cubin of every kernel in Kernels (compiled for Arch).
+/// Fills the Cubin of every kernel in Kernels that has none (compiled for
+/// Arch); kernels identical but for their names share one compile and
+/// record the function to run in Symbol.
 llvm::Error compileCubins(llvm::MutableArrayRef<PlanKernel> Kernels,
                           llvm::StringRef Arch, llvm::StringRef CacheDir,
                           llvm::raw_ostream *Progress);

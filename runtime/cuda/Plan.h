@@ -61,6 +61,10 @@ struct PlanKernel {
   std::string Source;
   /// Compiled for Plan::Arch; empty until compiled.
   std::string Cubin;
+  /// The function Cubin holds, when it is not Name: a kernel whose source
+  /// differs from an earlier one's only in its name (the same LayerNorm in
+  /// every layer) gets that kernel's cubin and runs its function.
+  std::string Symbol;
   std::array<unsigned, 3> Grid = {1, 1, 1};
   std::array<unsigned, 3> Block = {1, 1, 1};
   unsigned DynamicSharedBytes = 0;
@@ -73,6 +77,8 @@ struct PlanKernel {
   /// Launched as a programmatic dependent of the step before (the kernel
   /// waits for it itself: GeneratedKernel::DependentLaunch).
   bool DependentLaunch = false;
+
+  const std::string &symbol() const { return Symbol.empty() ? Name : Symbol; }
 };
 
 /// D = epilogue(alpha * op(A) op(B) + beta * C), column-major, in the form

@@ -242,6 +242,7 @@ static std::string serializeMetadata(const Plan &P) {
     W.str(K.Name);
     W.str(K.Source);
     W.str(K.Cubin);
+    W.str(K.Symbol);
     writeArr3(W, K.Grid);
     writeArr3(W, K.Block);
     W.pod<uint32_t>(K.DynamicSharedBytes);
@@ -635,6 +636,7 @@ Expected<Plan> deserializePlan(StringRef Bytes,
     K.Name = R.str();
     K.Source = R.str();
     K.Cubin = R.str();
+    K.Symbol = R.str();
     K.Grid = readArr3(R);
     K.Block = readArr3(R);
     K.DynamicSharedBytes = R.pod<uint32_t>();

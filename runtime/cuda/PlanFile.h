@@ -45,7 +45,8 @@ namespace solder {
 /// 7: kernels' tensor maps (PlanKernel::TensorMaps).
 /// 8: cuDNN attention calls (Plan::Attentions), dependent launches
 /// (PlanKernel::DependentLaunch).
-constexpr uint32_t PlanFormatVersion = 8;
+/// 9: kernels sharing another's compiled function (PlanKernel::Symbol).
+constexpr uint32_t PlanFormatVersion = 9;
 
 /// 64-bit checksum of plan bytes: four interleaved lanes of a
 /// multiply-xorshift step per 8-byte word (each step a bijection of its

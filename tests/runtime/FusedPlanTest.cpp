@@ -476,6 +476,69 @@ TEST(FusedPlanTest, NhwcConvTakesItsOwnBiasInTheCudnnCall) {
   EXPECT_EQ(P.Steps.size(), 2u);
 }
 
+TEST(FusedPlanTest, KernelsIdenticalButForTheirNamesCompileOnce) {
+  // Two chains of the same ops and shapes on different inputs become two
+  // kernels whose sources differ only in their names (and group headers):
+  // the second runs the first's function from the first's cubin, and a
+  // plan file keeps that. Negative twin: the Sigmoid chain's kernel,
+  // different code, is compiled on its own.
+  auto G = parseOrFail(R"(graph "g" opset 17 {
+  input %a : f32[4,64]
+  input %b : f32[4,64]
+  input %c : f32[4,64]
+  %t1 = Tanh(%a) : f32[4,64] @"tanh_a"
+  %y1 = Mul(%t1, %t1) : f32[4,64] @"square_a"
+  %t2 = Tanh(%b) : f32[4,64] @"tanh_b"
+  %y2 = Mul(%t2, %t2) : f32[4,64] @"square_b"
+  %t3 = Sigmoid(%c) : f32[4,64] @"sigmoid_c"
+  %y3 = Mul(%t3, %t3) : f32[4,64] @"square_c"
+  output %y1
+  output %y2
+  output %y3
+})");
+  ASSERT_TRUE(G);
+  PipelineOptions PO;
+  PO.TargetGpu = true;
+  ASSERT_FALSE(bool(runPipeline(*G, PO)));
+  PlanOptions Opts;
+  Opts.Arch = "sm_90";
+  Opts.CacheDir = testCacheDir();
+  llvm::Expected<Plan> P = buildPlan(*G, Opts);
+  ASSERT_TRUE(bool(P)) << llvm::toString(P.takeError());
+  ASSERT_EQ(P->Kernels.size(), 3u);
+  llvm::Error E = compilePlanKernels(*P, Opts);
+  ASSERT_FALSE(bool(E)) << llvm::toString(std::move(E));
+  auto Implements = [&](llvm::StringRef Node) -> const PlanKernel * {
+    for (const PlanKernel &K : P->Kernels)
+      if (llvm::is_contained(K.NodeNames, Node))
+        return &K;
+    return nullptr;
+  };
+  const PlanKernel *A = Implements("tanh_a"), *B = Implements("tanh_b"),
+                   *C = Implements("sigmoid_c");
+  ASSERT_TRUE(A && B && C);
+  EXPECT_NE(A->Name, B->Name);
+  // Whichever came first is compiled; the other runs its function.
+  const PlanKernel *First = A->Symbol.empty() ? A : B;
+  const PlanKernel *Second = A->Symbol.empty() ? B : A;
+  EXPECT_TRUE(First->Symbol.empty());
+  EXPECT_EQ(Second->Symbol, First->Name);
+  EXPECT_EQ(Second->symbol(), First->Name);
+  EXPECT_EQ(Second->Cubin, First->Cubin);
+  EXPECT_TRUE(C->Symbol.empty());
+  EXPECT_NE(C->Cubin, First->Cubin);
+  // The plan file keeps the shared function.
+  llvm::Expected<Plan> Back = deserializePlan(serializePlan(*P));
+  ASSERT_TRUE(bool(Back)) << llvm::toString(Back.takeError());
+  size_t Shared = 0;
+  for (const PlanKernel &K : Back->Kernels)
+    if (!K.Symbol.empty()) {
+      ++Shared;
+      EXPECT_EQ(K.Symbol, First->Name);
+    }
+  EXPECT_EQ(Shared, 1u);
+}
+
 TEST(FusedPlanTest, NvrtcFailureNamesTheKernelsOnnxNodes) {
   // A kernel NVRTC cannot compile (its source broken on purpose: an
   // #error, a missing header) fails the compile with NVRTC's log, the kernel's
