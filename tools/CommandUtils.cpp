@@ -140,11 +140,23 @@ parseShapeArgs(ArrayRef<std::string> Args, const ModelSummary &Model,
 
 void bindUnboundDimsToOne(const ModelSummary &Model, ImportOptions &Opts,
                           raw_ostream &Notes) {
+  // Symbols the given shapes already fix (BERT: --shape input_ids=8x77
+  // binds B and S, which attention_mask shares): not defaulted.
+  StringMap<int64_t> FromShapes;
+  for (const ValueSummary &In : Model.Inputs) {
+    auto Given = Opts.InputShapes.find(In.Name);
+    if (Given == Opts.InputShapes.end())
+      continue;
+    for (size_t I = 0; I < In.DimSymbols.size() && I < Given->second.size();
+         ++I)
+      if (!In.DimSymbols[I].empty())
+        FromShapes.try_emplace(In.DimSymbols[I], Given->second[I]);
+  }
   for (const ValueSummary &In : Model.Inputs) {
     if (In.Rank < 0 || Opts.InputShapes.count(In.Name))
       continue;
     std::vector<int64_t> Dims;
-    bool Defaulted = false;
+    bool Filled = false;
     for (int I = 0; I < In.Rank; ++I) {
       if (In.StaticDims[I] >= 0) {
         Dims.push_back(In.StaticDims[I]);
@@ -157,8 +169,14 @@ void bindUnboundDimsToOne(const ModelSummary &Model, ImportOptions &Opts,
         Dims.push_back(Bound->second);
         continue;
       }
+      if (auto It = Sym.empty() ? FromShapes.end() : FromShapes.find(Sym);
+          It != FromShapes.end()) {
+        Dims.push_back(It->second);
+        Filled = true; // completed from the given shapes: no note
+        continue;
+      }
       Dims.push_back(1);
-      Defaulted = true;
+      Filled = true;
       if (!Sym.empty()) {
         // One note per symbol; every input that shares it agrees.
         Opts.SymbolSizes[Sym] = 1;
@@ -171,7 +189,7 @@ void bindUnboundDimsToOne(const ModelSummary &Model, ImportOptions &Opts,
                          In.Name, I);
       }
     }
-    if (Defaulted)
+    if (Filled)
       Opts.InputShapes[In.Name] = std::move(Dims);
   }
 }

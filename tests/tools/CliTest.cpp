@@ -167,6 +167,22 @@ TEST(CliTest, RunBindsUnboundDimsToOneWithANote) {
   EXPECT_FALSE(contains(Bound.Err, "note:")) << Bound.Err;
 }
 
+TEST(CliTest, OneInputsShapeBindsTheSymbolsItSharesWithOthers) {
+  // attention_block's qkv [B,6,72] and mask [B,1,1,6] share B: the shape
+  // given for qkv sets the mask's B too (no default of 1 to contradict
+  // it, no note). Twin: without any shape, B defaults to 1 with a note.
+  CliResult R = runSolder({"run", dataPath("attention_block.onnx"),
+                           "--random-inputs", "--shape", "qkv=2x6x72"});
+  ASSERT_EQ(R.Code, 0) << R.Err;
+  EXPECT_TRUE(contains(R.Out, "y: f32[2,6,24]")) << R.Out;
+  EXPECT_FALSE(contains(R.Err, "note:")) << R.Err;
+  CliResult Default =
+      runSolder({"run", dataPath("attention_block.onnx"), "--random-inputs"});
+  ASSERT_EQ(Default.Code, 0) << Default.Err;
+  EXPECT_TRUE(contains(Default.Out, "y: f32[1,6,24]")) << Default.Out;
+  EXPECT_TRUE(contains(Default.Err, "note: dim symbol 'B'")) << Default.Err;
+}
+
 TEST(CliTest, InspectTinyMlp) {
   CliResult R = runSolder({"inspect", dataPath("tiny_mlp.onnx")});
   ASSERT_EQ(R.Code, 0) << R.Err;
