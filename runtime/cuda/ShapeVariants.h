@@ -8,8 +8,10 @@
 //   - variants share the device weights: a DeviceWeightPool uploads each
 //     distinct constant once (keyed by size and two 64-bit content hashes),
 //     so a new shape uploads only the few constants that depend on it;
-//   - NVRTC's disk cache is shared, and kernels whose source does not
-//     depend on the shape (most of a transformer's) are not recompiled;
+//   - NVRTC's disk cache is shared, so kernels whose source does not
+//     depend on the shape are not recompiled, and within a variant the
+//     kernels identical but for their names compile once (BERT-base: 5
+//     compiles for 38 kernel steps);
 //   - an execution context keeps, per shape, the variant's context with its
 //     captured CUDA graph, in an LRU of CompileOptions::MaxShapeVariants;
 //     all of them use one device block sized for the largest variant seen
