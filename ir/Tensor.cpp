@@ -104,6 +104,14 @@ Tensor Tensor::view(DType Elem, llvm::ArrayRef<int64_t> Dims, const char *Bytes,
   return T;
 }
 
+Tensor Tensor::uninitialized(DType Elem, llvm::ArrayRef<int64_t> Dims) {
+  Tensor T;
+  T.Elem = Elem;
+  T.Dims.assign(Dims.begin(), Dims.end());
+  T.Storage = allocateStorage(T.byteSize(), /*Zeroed=*/false);
+  return T;
+}
+
 Tensor Tensor::copyOf(DType Elem, llvm::ArrayRef<int64_t> Dims,
                       const void *Src) {
   Tensor T;

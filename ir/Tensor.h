@@ -39,6 +39,10 @@ public:
   /// Copies Count*dtypeSize bytes from Src.
   static Tensor copyOf(DType Elem, llvm::ArrayRef<int64_t> Dims,
                        const void *Src);
+  /// Storage the caller fills completely before anyone reads it (no zero
+  /// fill: a 110M-element conversion then touches its pages once, on the
+  /// threads that write them).
+  static Tensor uninitialized(DType Elem, llvm::ArrayRef<int64_t> Dims);
   /// A rank-0 tensor / 1-D tensor from values (converted to Elem).
   static Tensor scalar(DType Elem, double V);
   static Tensor fromInt64s(llvm::ArrayRef<int64_t> Values);

@@ -82,6 +82,7 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 #include <algorithm>
+#include <chrono>
 
 namespace solder {
 
@@ -179,6 +180,17 @@ std::vector<std::string> pipelinePassNames() {
   return Names;
 }
 
+/// Adds Seconds to Pass's entry (appended on its first run).
+static void addPassTime(std::vector<std::pair<std::string, double>> &Times,
+                        llvm::StringRef Pass, double Seconds) {
+  auto It =
+      llvm::find_if(Times, [&](const auto &T) { return T.first == Pass; });
+  if (It == Times.end())
+    Times.push_back({Pass.str(), Seconds});
+  else
+    It->second += Seconds;
+}
+
 llvm::Error runPipeline(Graph &G, const PipelineOptions &Opts) {
   for (const std::string &D : Opts.DisabledPasses) {
     auto Names = pipelinePassNames();
@@ -205,7 +217,13 @@ llvm::Error runPipeline(Graph &G, const PipelineOptions &Opts) {
         if (isDisabled(Opts, P->name()))
           continue;
         Log.clear();
+        auto Start = std::chrono::steady_clock::now();
         llvm::Expected<bool> C = P->run(G, Log);
+        if (Opts.PassSeconds)
+          addPassTime(*Opts.PassSeconds, P->name(),
+                      std::chrono::duration<double>(
+                          std::chrono::steady_clock::now() - Start)
+                          .count());
         if (!C)
           return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                          P->name() + ": " +

@@ -57,6 +57,9 @@ struct PipelineOptions {
   /// formed and its members run unfused; an ONNX node name: that node is
   /// kept out of every group.
   std::vector<std::string> DisabledFusions;
+  /// When set, each pass's wall time is added here (seconds, summed over
+  /// fixpoint rounds), in the order the passes first ran.
+  std::vector<std::pair<std::string, double>> *PassSeconds = nullptr;
   /// When set, every decision of every pass is appended here (with the
   /// pass name) for the fusion report.
   std::vector<DecisionRecord> *Decisions = nullptr;

@@ -129,6 +129,7 @@ Expected<CompiledOnnxModel> compileOnnxModel(StringRef Path,
   CO.MaxDeviceMemory = Opts.MaxDeviceMemory;
   CO.Progress = Opts.Progress;
   CO.OnPhase = Opts.OnPhase;
+  CO.OnPassTime = Opts.OnPassTime;
   for (const auto &E : IO->InputShapes)
     CO.InputShapes[E.getKey()] = E.getValue();
   for (const auto &E : IO->SymbolSizes)

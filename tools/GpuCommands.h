@@ -68,6 +68,8 @@ struct ModelLoadOptions {
   llvm::raw_ostream *Progress = nullptr;
   /// Phase notifications (import, compile and load phases); may be empty.
   PhaseCallback OnPhase;
+  /// Each pipeline pass's time (--verbose); may be empty.
+  PassTimeCallback OnPassTime;
 };
 
 /// Copies the limits of a command's LimitFlags into Opts.

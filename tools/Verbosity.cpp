@@ -105,6 +105,12 @@ void VerbosityFlags::apply(ModelLoadOptions &Opts,
                            PhaseDisplay &Display) const {
   Opts.Progress = progressStream();
   Opts.OnPhase = Display.callback();
+  if (verbose())
+    Opts.OnPassTime = [](StringRef Pass, double Seconds) {
+      if (Seconds >= 0.0005) // the rest round to 0.000
+        errs() << "  pass " << Pass << ": " << format("%.3f", Seconds)
+               << " s\n";
+    };
 }
 
 } // namespace solder

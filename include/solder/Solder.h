@@ -77,6 +77,9 @@ struct DimRange {
 /// "plan", "kernels" (NVRTC), "upload" (weights to the GPU), "tuning"
 /// (library algorithm choice).
 using PhaseCallback = std::function<void(llvm::StringRef Phase, bool Done)>;
+/// One pipeline pass's wall time in seconds, summed over its runs.
+using PassTimeCallback =
+    std::function<void(llvm::StringRef Pass, double Seconds)>;
 
 struct CompileOptions {
   ExecutionBackend Backend = ExecutionBackend::Cuda;
@@ -163,6 +166,9 @@ struct CompileOptions {
   /// Phase begin/end notifications (compiling, and later loading the
   /// model onto the GPU); empty = none.
   PhaseCallback OnPhase;
+  /// After the pass pipeline: each pass's time, in the order the passes
+  /// first ran (`solder compile --verbose`); empty = not measured.
+  PassTimeCallback OnPassTime;
 };
 
 /// A graph input or output.

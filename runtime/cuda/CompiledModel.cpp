@@ -163,11 +163,16 @@ CompiledModel::compileGraph(Graph &G, const CompileOptions &Opts) {
   PipelineOptions PO = pipelineOptions(Opts);
   std::vector<DecisionRecord> Decisions;
   PO.Decisions = &Decisions;
+  std::vector<std::pair<std::string, double>> PassSeconds;
+  if (Opts.OnPassTime)
+    PO.PassSeconds = &PassSeconds;
   {
     PhaseScope Phase(Opts.OnPhase, "passes");
     if (Error E = runPipeline(G, PO))
       return std::move(E);
   }
+  for (const auto &[Pass, Seconds] : PassSeconds)
+    Opts.OnPassTime(Pass, Seconds);
   PlanOptions PlanOpts;
   PlanOpts.Arch = Opts.Arch;
   if (PlanOpts.Arch.empty()) {

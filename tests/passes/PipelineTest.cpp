@@ -108,6 +108,34 @@ TEST(Pipeline, DumpsNumberedFilesAfterEachPass) {
   llvm::sys::fs::remove_directories(Dir);
 }
 
+TEST(Pipeline, PassTimesComeOncePerPassInRunOrder) {
+  // Each pass that ran has one entry (fixpoint rounds summed), in the
+  // order the passes first ran, which is pipelinePassNames()'s; a disabled
+  // pass has none.
+  auto G = parseOrDie(ShapeSubgraph);
+  ASSERT_TRUE(G);
+  PipelineOptions Opts;
+  Opts.DisabledPasses = {"constant-folding"};
+  std::vector<std::pair<std::string, double>> Times;
+  Opts.PassSeconds = &Times;
+  ASSERT_FALSE(bool(runPipeline(*G, Opts)));
+  ASSERT_FALSE(Times.empty());
+  std::vector<std::string> Names = pipelinePassNames();
+  size_t Last = 0;
+  for (size_t I = 0; I < Times.size(); ++I) {
+    EXPECT_GE(Times[I].second, 0.0) << Times[I].first;
+    EXPECT_NE(Times[I].first, "constant-folding");
+    auto It = llvm::find(Names, Times[I].first);
+    ASSERT_NE(It, Names.end()) << Times[I].first;
+    size_t At = size_t(It - Names.begin());
+    if (I) {
+      EXPECT_GT(At, Last) << Times[I].first << " twice or out of order";
+    }
+    Last = At;
+  }
+  EXPECT_EQ(Times.front().first, "identity-elimination");
+}
+
 TEST(Pipeline, PassNamesAreInPipelineOrder) {
   std::vector<std::string> Expected = {"identity-elimination",
                                        "shape-folding",
