@@ -18,11 +18,88 @@
 #include "ir/Tensor.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
+#include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <thread>
+#include <vector>
 
 namespace solder {
 
 namespace {
+
+/// Out[I] = In[I] clamped to [-Max, Max] (infinities and NaN pass) and
+/// rounded to T (F16 or BF16), the bits floatToHalf / floatToBF16 give.
+/// The main loops work on the float's bits with no branches or calls, so
+/// the compiler vectorizes them.
+void reduceFloats(const float *In, uint16_t *Out, int64_t N, DType T,
+                  float Max) {
+  uint32_t MaxBits;
+  std::memcpy(&MaxBits, &Max, 4);
+  // Finite magnitudes above Max become Max (as bits: floats order like
+  // their magnitudes' bit patterns).
+  auto Clamped = [MaxBits](uint32_t Abs) {
+    return Abs > MaxBits && Abs < 0x7f800000u ? MaxBits : Abs;
+  };
+  if (T == DType::BF16) {
+    for (int64_t I = 0; I < N; ++I) {
+      uint32_t U;
+      std::memcpy(&U, In + I, 4);
+      uint32_t Abs = Clamped(U & 0x7fffffffu);
+      uint32_t V = (U & 0x80000000u) | Abs;
+      uint32_t Rounded = (V + 0x7fffu + ((V >> 16) & 1u)) >> 16;
+      Out[I] = uint16_t(Abs > 0x7f800000u ? (V >> 16) | 0x40u : Rounded);
+    }
+    return;
+  }
+  for (int64_t I = 0; I < N; ++I) {
+    uint32_t U;
+    std::memcpy(&U, In + I, 4);
+    uint32_t Abs = Clamped(U & 0x7fffffffu);
+    // A normal half: rebias the exponent, round to nearest even (the 13
+    // dropped bits plus 0xfff plus the kept last bit carry into bit 13
+    // exactly when they round up).
+    uint32_t H = (Abs >> 13) - (112u << 10);
+    H += ((Abs & 0x1fffu) + 0xfffu + (H & 1u)) >> 13;
+    // Overflow and infinity to infinity, NaN to the quiet NaN.
+    uint32_t Special = Abs > 0x7f800000u ? 0x7e00u : 0x7c00u;
+    H = Abs >= 0x477ff000u ? Special : H;
+    Out[I] = uint16_t((U >> 16 & 0x8000u) | H);
+  }
+  // Subnormal halves (|x| < 2^-14, a few weights in a thousand): redone
+  // exactly; this loop only compares for the others.
+  for (int64_t I = 0; I < N; ++I) {
+    float V = In[I];
+    if (std::fabs(V) < 6.103515625e-05f)
+      Out[I] = floatToHalf(V);
+  }
+}
+
+/// reduceFloats over N values, in slices on several threads when N is
+/// large (BERT-base converts 110M weights per compile, and again for every
+/// shape variant of a dynamic model). The bits do not depend on the split.
+void reduceFloatsParallel(const float *In, uint16_t *Out, int64_t N, DType T,
+                          float Max) {
+  constexpr int64_t Slice = int64_t(1) << 18;
+  int64_t Threads =
+      std::min<int64_t>(std::max(1u, std::thread::hardware_concurrency()),
+                        std::min<int64_t>(16, (N + Slice - 1) / Slice));
+  if (Threads <= 1) {
+    reduceFloats(In, Out, N, T, Max);
+    return;
+  }
+  int64_t Per = (N + Threads - 1) / Threads;
+  std::vector<std::thread> Workers;
+  for (int64_t W = 1; W < Threads; ++W) {
+    int64_t Begin = W * Per, End = std::min(N, Begin + Per);
+    if (Begin < End)
+      Workers.emplace_back(
+          [=] { reduceFloats(In + Begin, Out + Begin, End - Begin, T, Max); });
+  }
+  reduceFloats(In, Out, std::min(N, Per), T, Max);
+  for (std::thread &W : Workers)
+    W.join();
+}
 
 const PrecisionRule Policy[] = {
     {OpKind::Exp, true,
@@ -128,21 +205,17 @@ public:
     if (!New)
       return It->second;
     const Tensor &Src = *C->constant();
-    Tensor Dst(T, Src.dims());
+    bool Fast = Src.dtype() == DType::F32 && T != DType::F32;
+    // The fast path writes every element.
+    Tensor Dst =
+        Fast ? Tensor::uninitialized(T, Src.dims()) : Tensor(T, Src.dims());
     // Typed loops: a BERT-base has 110M weights to convert, and this runs
     // again for every shape variant of a dynamic model.
     int64_t N = Src.numElements();
     uint16_t *Out = T == DType::F32 ? nullptr : Dst.mutableData<uint16_t>();
-    if (Src.dtype() == DType::F32 && Out) {
-      const float *In = Src.data<float>();
-      float Max = float(largestFinite(T));
-      for (int64_t I = 0; I < N; ++I) {
-        float V = In[I];
-        // Clamp finite values (NaN and infinities pass through).
-        V = V > Max && V != INFINITY ? Max : V;
-        V = V < -Max && V != -INFINITY ? -Max : V;
-        Out[I] = T == DType::F16 ? floatToHalf(V) : floatToBF16(V);
-      }
+    if (Fast) {
+      reduceFloatsParallel(Src.data<float>(), Out, N, T,
+                           float(largestFinite(T)));
     } else {
       double Max = largestFinite(T);
       for (int64_t I = 0; I < N; ++I) {

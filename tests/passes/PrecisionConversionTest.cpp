@@ -1,6 +1,7 @@
 //===- PrecisionConversionTest.cpp ----------------------------------------===//
 #include "passes/PrecisionConversion.h"
 #include "PassTestUtils.h"
+#include "ir/OpRegistry.h"
 #include <cmath>
 #include <cstring>
 
@@ -161,6 +162,68 @@ TEST(PrecisionConversion, ConstantsInRangeAndBf16MasksStayReduced) {
   auto [ChangedBf, AfterBf] = convert(Text, Precision::BF16);
   EXPECT_NE(AfterBf.find(": bf16[1,4] @\"mul2\""), std::string::npos)
       << AfterBf;
+}
+
+TEST(PrecisionConversion, LargeConstantsConvertBitExactlyInSlices) {
+  // A constant big enough to be converted in slices on several threads,
+  // full of the cases the fast path must hand to the exact one (halves'
+  // subnormals, ties, values rounding up to the next binade or past the
+  // largest half, infinities, NaN, -0): every element has the bits
+  // floatToHalf / floatToBF16 give its clamped value. Twin: a small
+  // constant (one slice, no threads) the same.
+  const float Special[] = {
+      0.0f,           -0.0f,    1.0f,           -2.5f,
+      65504.0f,       65519.0f, 65520.0f,       1e6f,
+      -1e6f,          6.0e-8f,  3.0e-8f,        2.98e-8f,
+      6.1e-5f,        6.09e-5f, 1.0009766f,     1.00048828125f,
+      1.00146484375f, 3.4e38f,  -3.4028235e38f, INFINITY,
+      -INFINITY,      NAN,      1e-45f,         0.33333334f};
+  for (int64_t N : {int64_t(3) << 18 | 5, int64_t(1000)}) {
+    Tensor W(DType::F32, {N, 1});
+    float *P = W.mutableData<float>();
+    uint32_t Seed = 12345;
+    for (int64_t I = 0; I < N; ++I) {
+      Seed = Seed * 1664525u + 1013904223u;
+      if (I % 7 == 0) {
+        P[I] = Special[(Seed >> 8) % (sizeof(Special) / sizeof(float))];
+      } else {
+        // Any float bits but NaNs (with the exponents halves care about
+        // more likely).
+        uint32_t U = Seed & 0x807fffffu;
+        U |= (100u + (Seed >> 23) % 60u) << 23;
+        std::memcpy(&P[I], &U, 4);
+      }
+    }
+    for (Precision Prec : {Precision::F16, Precision::BF16}) {
+      Graph G("g");
+      // A contraction: its constant is clamped and reduced whatever the
+      // values (an elementwise user of 1e6 would stay fp32 in fp16 plans).
+      Value *X = G.addInput(
+          "x", TensorType(DType::F32, llvm::ArrayRef<int64_t>{1, N}));
+      Value *C = G.addConstant("w", W);
+      Node *M = G.addNode(OpKind::MatMul, {X, C}, {"y"}, "matmul");
+      ASSERT_FALSE(bool(inferNodeTypes(*M)));
+      G.addOutput(M->result(0));
+      PrecisionConversion Pass(Prec, /*KeepModelIo=*/true);
+      DecisionLog Log;
+      llvm::Expected<bool> Changed = Pass.run(G, Log);
+      ASSERT_TRUE(bool(Changed)) << llvm::toString(Changed.takeError());
+      const Tensor *R = M->operand(1)->constant();
+      ASSERT_TRUE(R);
+      DType T = Prec == Precision::F16 ? DType::F16 : DType::BF16;
+      ASSERT_EQ(R->dtype(), T);
+      float Max = Prec == Precision::F16 ? 65504.0f : 3.3895314e38f;
+      int64_t Bad = 0;
+      for (int64_t I = 0; I < N; ++I) {
+        float V = P[I];
+        V = V > Max && V != INFINITY ? Max : V;
+        V = V < -Max && V != -INFINITY ? -Max : V;
+        uint16_t Want = T == DType::F16 ? floatToHalf(V) : floatToBF16(V);
+        Bad += R->data<uint16_t>()[I] != Want;
+      }
+      EXPECT_EQ(Bad, 0) << N << " " << int(Prec);
+    }
+  }
 }
 
 TEST(PrecisionConversion, ExpAndItsSumStayFp32UntilTheNextMatMul) {
