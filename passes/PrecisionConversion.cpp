@@ -28,11 +28,11 @@ namespace solder {
 
 namespace {
 
-/// Out[I] = In[I] clamped to [-Max, Max] (infinities and NaN pass) and
-/// rounded to T (F16 or BF16), the bits floatToHalf / floatToBF16 give.
-/// The main loops work on the float's bits with no branches or calls, so
-/// the compiler vectorizes them.
-void reduceFloats(const float *In, uint16_t *Out, int64_t N, DType T,
+/// Out[I] = the float at In + 4 I (any alignment) clamped to [-Max, Max]
+/// (infinities and NaN pass) and rounded to T (F16 or BF16), the bits
+/// floatToHalf / floatToBF16 give. The main loops work on the float's bits with
+/// no branches or calls, so the compiler vectorizes them.
+void reduceFloats(const char *In, uint16_t *Out, int64_t N, DType T,
                   float Max) {
   uint32_t MaxBits;
   std::memcpy(&MaxBits, &Max, 4);
@@ -44,7 +44,7 @@ void reduceFloats(const float *In, uint16_t *Out, int64_t N, DType T,
   if (T == DType::BF16) {
     for (int64_t I = 0; I < N; ++I) {
       uint32_t U;
-      std::memcpy(&U, In + I, 4);
+      std::memcpy(&U, In + 4 * I, 4);
       uint32_t Abs = Clamped(U & 0x7fffffffu);
       uint32_t V = (U & 0x80000000u) | Abs;
       uint32_t Rounded = (V + 0x7fffu + ((V >> 16) & 1u)) >> 16;
@@ -54,7 +54,7 @@ void reduceFloats(const float *In, uint16_t *Out, int64_t N, DType T,
   }
   for (int64_t I = 0; I < N; ++I) {
     uint32_t U;
-    std::memcpy(&U, In + I, 4);
+    std::memcpy(&U, In + 4 * I, 4);
     uint32_t Abs = Clamped(U & 0x7fffffffu);
     // A normal half: rebias the exponent, round to nearest even (the 13
     // dropped bits plus 0xfff plus the kept last bit carry into bit 13
@@ -69,7 +69,8 @@ void reduceFloats(const float *In, uint16_t *Out, int64_t N, DType T,
   // Subnormal halves (|x| < 2^-14, a few weights in a thousand): redone
   // exactly; this loop only compares for the others.
   for (int64_t I = 0; I < N; ++I) {
-    float V = In[I];
+    float V;
+    std::memcpy(&V, In + 4 * I, 4);
     if (std::fabs(V) < 6.103515625e-05f)
       Out[I] = floatToHalf(V);
   }
@@ -78,7 +79,7 @@ void reduceFloats(const float *In, uint16_t *Out, int64_t N, DType T,
 /// reduceFloats over N values, in slices on several threads when N is
 /// large (BERT-base converts 110M weights per compile, and again for every
 /// shape variant of a dynamic model). The bits do not depend on the split.
-void reduceFloatsParallel(const float *In, uint16_t *Out, int64_t N, DType T,
+void reduceFloatsParallel(const char *In, uint16_t *Out, int64_t N, DType T,
                           float Max) {
   constexpr int64_t Slice = int64_t(1) << 18;
   int64_t Threads =
@@ -93,8 +94,9 @@ void reduceFloatsParallel(const float *In, uint16_t *Out, int64_t N, DType T,
   for (int64_t W = 1; W < Threads; ++W) {
     int64_t Begin = W * Per, End = std::min(N, Begin + Per);
     if (Begin < End)
-      Workers.emplace_back(
-          [=] { reduceFloats(In + Begin, Out + Begin, End - Begin, T, Max); });
+      Workers.emplace_back([=] {
+        reduceFloats(In + 4 * Begin, Out + Begin, End - Begin, T, Max);
+      });
   }
   reduceFloats(In, Out, std::min(N, Per), T, Max);
   for (std::thread &W : Workers)
@@ -214,7 +216,10 @@ public:
     int64_t N = Src.numElements();
     uint16_t *Out = T == DType::F32 ? nullptr : Dst.mutableData<uint16_t>();
     if (Fast) {
-      reduceFloatsParallel(Src.data<float>(), Out, N, T,
+      // The bytes where they are (a mapped model's raw_data need not be
+      // 4-byte aligned: data<float>() would first copy them all, on this
+      // thread).
+      reduceFloatsParallel(Src.bytes().data(), Out, N, T,
                            float(largestFinite(T)));
     } else {
       double Max = largestFinite(T);
