@@ -184,13 +184,20 @@ bool beyondHalfRange(const Value *V, DType Reduced) {
   if (Reduced != DType::F16 || !V || !V->isConstant() ||
       V->dtype() != DType::F32)
     return false;
-  const Tensor &C = *V->constant();
-  const float *X = C.data<float>();
+  // On the bits, branch-free (vectorized), where the bytes are: BERT's
+  // word embeddings (23M values, read by a Gather) come through here.
+  const char *X = V->constant()->bytes().data();
   float Max = float(largestFinite(DType::F16));
-  for (int64_t I = 0, N = C.numElements(); I < N; ++I)
-    if (std::fabs(X[I]) > Max && std::isfinite(X[I]))
-      return true;
-  return false;
+  uint32_t MaxBits;
+  std::memcpy(&MaxBits, &Max, 4);
+  uint32_t Beyond = 0;
+  for (int64_t I = 0, N = V->constant()->numElements(); I < N; ++I) {
+    uint32_t U;
+    std::memcpy(&U, X + 4 * I, 4);
+    uint32_t Abs = U & 0x7fffffffu;
+    Beyond |= Abs > MaxBits && Abs < 0x7f800000u ? 1u : 0u;
+  }
+  return Beyond != 0;
 }
 
 bool isFloatData(const Value *V, DType Reduced) {
