@@ -152,6 +152,43 @@ Tensor Tensor::reshaped(llvm::ArrayRef<int64_t> NewDims) const {
   return T;
 }
 
+/// Writes Dst in order: result element (i_0, ..., i_{R-1}) is the source
+/// element at sum_d i_d Src[d] (in elements of type T, the element's
+/// bytes). The last dim is a tight strided loop; an odometer walks the
+/// others (ResNet-50's NHWC weights: one call per 3x3 filter row instead
+/// of a memcpy call per element).
+template <typename T>
+static void permuteInto(const char *InBytes, char *DstBytes,
+                        llvm::ArrayRef<int64_t> OutDims,
+                        llvm::ArrayRef<int64_t> Src) {
+  const T *In = reinterpret_cast<const T *>(InBytes);
+  T *Dst = reinterpret_cast<T *>(DstBytes);
+  unsigned R = OutDims.size();
+  if (R == 0) {
+    Dst[0] = In[0];
+    return;
+  }
+  int64_t Inner = OutDims[R - 1], Step = Src[R - 1];
+  int64_t Rows = 1;
+  for (unsigned D = 0; D + 1 < R; ++D)
+    Rows *= OutDims[D];
+  llvm::SmallVector<int64_t, 6> Idx(R, 0);
+  int64_t Offset = 0;
+  for (int64_t Row = 0; Row < Rows; ++Row) {
+    const T *From = In + Offset;
+    for (int64_t J = 0; J < Inner; ++J)
+      Dst[J] = From[J * Step];
+    Dst += Inner;
+    for (unsigned D = R - 1; D-- > 0;) {
+      Offset += Src[D];
+      if (++Idx[D] < OutDims[D])
+        break;
+      Offset -= Src[D] * OutDims[D];
+      Idx[D] = 0;
+    }
+  }
+}
+
 Tensor Tensor::transposed(llvm::ArrayRef<int64_t> Perm) const {
   unsigned R = rank();
   assert(Perm.size() == R && "perm rank differs from the tensor's");
@@ -162,22 +199,27 @@ Tensor Tensor::transposed(llvm::ArrayRef<int64_t> Perm) const {
     OutDims[I] = Dims[Perm[I]];
     Src[I] = InStrides[Perm[I]];
   }
-  Tensor Out(Elem, OutDims);
-  size_t Size = dtypeSize(Elem);
+  // Every element is written below: no zero fill first.
+  Tensor Out = Tensor::uninitialized(Elem, OutDims);
+  if (Out.numElements() == 0)
+    return Out;
   const char *In = static_cast<const char *>(rawData());
   char *Dst = static_cast<char *>(Out.mutableRawData());
-  // Walks the result in order with an odometer over its dims.
-  llvm::SmallVector<int64_t, 6> Idx(R, 0);
-  int64_t N = Out.numElements(), Offset = 0;
-  for (int64_t I = 0; I < N; ++I) {
-    std::memcpy(Dst + I * Size, In + Offset * Size, Size);
-    for (unsigned D = R; D-- > 0;) {
-      Offset += Src[D];
-      if (++Idx[D] < OutDims[D])
-        break;
-      Offset -= Src[D] * OutDims[D];
-      Idx[D] = 0;
-    }
+  switch (dtypeSize(Elem)) {
+  case 1:
+    permuteInto<uint8_t>(In, Dst, OutDims, Src);
+    break;
+  case 2:
+    permuteInto<uint16_t>(In, Dst, OutDims, Src);
+    break;
+  case 4:
+    permuteInto<uint32_t>(In, Dst, OutDims, Src);
+    break;
+  case 8:
+    permuteInto<uint64_t>(In, Dst, OutDims, Src);
+    break;
+  default: // Undefined: no bytes
+    break;
   }
   return Out;
 }
