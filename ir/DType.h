@@ -33,6 +33,27 @@ enum class DType : uint8_t {
 
 /// Size of one element in bytes (0 for Undefined).
 unsigned dtypeSize(DType T);
+/// For code that only moves elements: calls F with a zero of the unsigned
+/// integer type of T's size (uint8_t ... uint64_t); false, without calling
+/// it, for Undefined (no bytes).
+template <typename Fn> bool withElementWord(DType T, Fn &&F) {
+  switch (dtypeSize(T)) {
+  case 1:
+    F(uint8_t(0));
+    return true;
+  case 2:
+    F(uint16_t(0));
+    return true;
+  case 4:
+    F(uint32_t(0));
+    return true;
+  case 8:
+    F(uint64_t(0));
+    return true;
+  default:
+    return false;
+  }
+}
 /// Short textual name: "f32", "i64", "bool"...
 llvm::StringRef dtypeName(DType T);
 /// Inverse of dtypeName.

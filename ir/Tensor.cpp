@@ -205,22 +205,10 @@ Tensor Tensor::transposed(llvm::ArrayRef<int64_t> Perm) const {
     return Out;
   const char *In = static_cast<const char *>(rawData());
   char *Dst = static_cast<char *>(Out.mutableRawData());
-  switch (dtypeSize(Elem)) {
-  case 1:
-    permuteInto<uint8_t>(In, Dst, OutDims, Src);
-    break;
-  case 2:
-    permuteInto<uint16_t>(In, Dst, OutDims, Src);
-    break;
-  case 4:
-    permuteInto<uint32_t>(In, Dst, OutDims, Src);
-    break;
-  case 8:
-    permuteInto<uint64_t>(In, Dst, OutDims, Src);
-    break;
-  default: // Undefined: no bytes
-    break;
-  }
+  // Undefined elements have no bytes to move.
+  withElementWord(Elem, [&](auto Word) {
+    permuteInto<decltype(Word)>(In, Dst, OutDims, Src);
+  });
   return Out;
 }
 

@@ -114,22 +114,9 @@ Tensor copyMapped(const Tensor &In, llvm::ArrayRef<int64_t> OutDims,
       std::memcpy(&Fill, FillBytes, sizeof(T));
     copyMappedTyped(In.data<T>(), Out.mutableData<T>(), Tables, OutDims, Fill);
   };
-  switch (dtypeSize(In.dtype())) {
-  case 1:
-    Run(uint8_t(0));
-    break;
-  case 2:
-    Run(uint16_t(0));
-    break;
-  case 4:
-    Run(uint32_t(0));
-    break;
-  case 8:
-    Run(uint64_t(0));
-    break;
-  default:
-    assert(false && "unexpected element size");
-  }
+  bool Moved = withElementWord(In.dtype(), Run);
+  assert(Moved && "unexpected element size");
+  (void)Moved;
   return Out;
 }
 
