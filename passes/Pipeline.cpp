@@ -123,15 +123,15 @@ std::vector<Stage> buildStages(const PipelineOptions &Opts,
   if (!Opts.NoFusion) {
     S.emplace_back();
     bool Reduced = Opts.Prec == Precision::F16 || Opts.Prec == Precision::BF16;
+    bool Auto = Opts.AutoAttention && Opts.TargetGpu && Reduced;
     // The automatic thresholds measure the generated kernel: with cuDNN
     // asked for, every attention is fused (e.g. 1x512, which cuDNN runs
     // faster than the unfused ops and the generated kernel slower).
-    bool CudnnAsked = Opts.AutoAttention && Opts.TargetGpu && Reduced &&
-                      Opts.Attention == AttentionKernels::Cudnn;
-    if (Opts.FuseAttention || CudnnAsked)
+    if (Opts.FuseAttention ||
+        (Auto && Opts.Attention == AttentionKernels::Cudnn))
       S.back().Passes.push_back(std::make_unique<AttentionRecognition>(
           Fusion, Opts.TargetGpu ? MaxAttentionHeadDim : 0));
-    else if (Opts.AutoAttention && Opts.TargetGpu && Reduced)
+    else if (Auto)
       S.back().Passes.push_back(std::make_unique<AttentionRecognition>(
           Fusion, MaxAttentionHeadDim, AutoAttentionMinBlocks,
           AutoAttentionShortKeys));

@@ -28,18 +28,29 @@ namespace solder {
 
 namespace {
 
+/// The bits of F.
+uint32_t bitsOf(float F) {
+  uint32_t U;
+  std::memcpy(&U, &F, 4);
+  return U;
+}
+
+/// Whether a float magnitude (its bits, sign cleared) is finite and above
+/// the magnitude MaxBits: floats order like their magnitudes' bit patterns.
+bool finiteAbove(uint32_t Abs, uint32_t MaxBits) {
+  return Abs > MaxBits && Abs < 0x7f800000u;
+}
+
 /// Out[I] = the float at In + 4 I (any alignment) clamped to [-Max, Max]
 /// (infinities and NaN pass) and rounded to T (F16 or BF16), the bits
 /// floatToHalf / floatToBF16 give. The main loops work on the float's bits with
 /// no branches or calls, so the compiler vectorizes them.
 void reduceFloats(const char *In, uint16_t *Out, int64_t N, DType T,
                   float Max) {
-  uint32_t MaxBits;
-  std::memcpy(&MaxBits, &Max, 4);
-  // Finite magnitudes above Max become Max (as bits: floats order like
-  // their magnitudes' bit patterns).
+  uint32_t MaxBits = bitsOf(Max);
+  // Finite magnitudes above Max become Max.
   auto Clamped = [MaxBits](uint32_t Abs) {
-    return Abs > MaxBits && Abs < 0x7f800000u ? MaxBits : Abs;
+    return finiteAbove(Abs, MaxBits) ? MaxBits : Abs;
   };
   if (T == DType::BF16) {
     for (int64_t I = 0; I < N; ++I) {
@@ -187,15 +198,12 @@ bool beyondHalfRange(const Value *V, DType Reduced) {
   // On the bits, branch-free (vectorized), where the bytes are: BERT's
   // word embeddings (23M values, read by a Gather) come through here.
   const char *X = V->constant()->bytes().data();
-  float Max = float(largestFinite(DType::F16));
-  uint32_t MaxBits;
-  std::memcpy(&MaxBits, &Max, 4);
+  uint32_t MaxBits = bitsOf(float(largestFinite(DType::F16)));
   uint32_t Beyond = 0;
   for (int64_t I = 0, N = V->constant()->numElements(); I < N; ++I) {
     uint32_t U;
     std::memcpy(&U, X + 4 * I, 4);
-    uint32_t Abs = U & 0x7fffffffu;
-    Beyond |= Abs > MaxBits && Abs < 0x7f800000u ? 1u : 0u;
+    Beyond |= finiteAbove(U & 0x7fffffffu, MaxBits) ? 1u : 0u;
   }
   return Beyond != 0;
 }
@@ -218,16 +226,13 @@ public:
     // The fast path writes every element.
     Tensor Dst =
         Fast ? Tensor::uninitialized(T, Src.dims()) : Tensor(T, Src.dims());
-    // Typed loops: a BERT-base has 110M weights to convert, and this runs
-    // again for every shape variant of a dynamic model.
     int64_t N = Src.numElements();
-    uint16_t *Out = T == DType::F32 ? nullptr : Dst.mutableData<uint16_t>();
     if (Fast) {
       // The bytes where they are (a mapped model's raw_data need not be
       // 4-byte aligned: data<float>() would first copy them all, on this
       // thread).
-      reduceFloatsParallel(Src.bytes().data(), Out, N, T,
-                           float(largestFinite(T)));
+      reduceFloatsParallel(Src.bytes().data(), Dst.mutableData<uint16_t>(), N,
+                           T, float(largestFinite(T)));
     } else {
       double Max = largestFinite(T);
       for (int64_t I = 0; I < N; ++I) {
