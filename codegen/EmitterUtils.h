@@ -76,6 +76,13 @@ public:
   void setAttributes(std::string A) { Attributes = std::move(A); }
   /// Dynamic shared memory of the launch, in bytes.
   void setDynamicShared(unsigned Bytes);
+  /// With CodegenOptions::DependentLaunch: the kernel body waits for the
+  /// previous grid itself (solder_grid_wait() before its first read of
+  /// anything a kernel writes), so it can fetch constants first, and lets
+  /// the next launch begin itself (solder_launch_dependents(); a block
+  /// that never calls it counts once it exits). Call before beginKernel;
+  /// returns whether the kernel is a dependent launch.
+  bool waitForPreviousGridInBody();
 
   /// Emits `const idx_t Name = Expr;` and returns the name.
   std::string let(llvm::StringRef Base, const llvm::Twine &Expr);
@@ -96,6 +103,7 @@ private:
   std::string IdxT;
   std::vector<std::string> Params;
   std::string Attributes;
+  bool OwnWait = false;
   unsigned NumOut = 0, NumIn = 0;
   std::vector<std::string> MapParams;
 };

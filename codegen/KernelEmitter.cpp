@@ -216,19 +216,41 @@ CudaPrinter::Scope KernelBuilder::beginKernel() {
   P.line("// " + K.Summary);
   CudaPrinter::Scope Body = P.scope(Sig);
   if (Opts.DependentLaunch && Opts.SmVersion >= 90) {
-    // The next kernel may start launching now: its own wait below holds it
-    // until this grid has finished and its writes are visible.
-    P.declare("solder_dependent_launch",
-              "__device__ __forceinline__ void solder_dependent_launch() {\n"
-              "#if __CUDA_ARCH__ >= 900\n"
-              "  asm volatile(\"griddepcontrol.launch_dependents;\");\n"
-              "  asm volatile(\"griddepcontrol.wait;\" ::: \"memory\");\n"
-              "#endif\n"
-              "}");
-    P.line("solder_dependent_launch();");
+    if (OwnWait) {
+      // The body lets the next kernel launch (solder_launch_dependents)
+      // and waits (solder_grid_wait) before it reads what the previous
+      // grid wrote, each where it chooses.
+      P.declare("solder_grid_wait",
+                "__device__ __forceinline__ void solder_launch_dependents() {\n"
+                "#if __CUDA_ARCH__ >= 900\n"
+                "  asm volatile(\"griddepcontrol.launch_dependents;\");\n"
+                "#endif\n"
+                "}\n"
+                "__device__ __forceinline__ void solder_grid_wait() {\n"
+                "#if __CUDA_ARCH__ >= 900\n"
+                "  asm volatile(\"griddepcontrol.wait;\" ::: \"memory\");\n"
+                "#endif\n"
+                "}");
+    } else {
+      // The next kernel may start launching now: its own wait below holds
+      // it until this grid has finished and its writes are visible.
+      P.declare("solder_dependent_launch",
+                "__device__ __forceinline__ void solder_dependent_launch() {\n"
+                "#if __CUDA_ARCH__ >= 900\n"
+                "  asm volatile(\"griddepcontrol.launch_dependents;\");\n"
+                "  asm volatile(\"griddepcontrol.wait;\" ::: \"memory\");\n"
+                "#endif\n"
+                "}");
+      P.line("solder_dependent_launch();");
+    }
     K.DependentLaunch = true;
   }
   return Body;
+}
+
+bool KernelBuilder::waitForPreviousGridInBody() {
+  OwnWait = true;
+  return Opts.DependentLaunch && Opts.SmVersion >= 90;
 }
 
 std::string KernelBuilder::lit(int64_t V) const {
@@ -520,6 +542,23 @@ emitGraphKernels(const Graph &G, const CodegenOptions &Opts) {
         if (!K)
           return K.takeError();
         Out.push_back(std::move(*K));
+        // Split: the members from the normalization on, as the library
+        // path's row kernel runs them, reading what the GEMM wrote.
+        if (const Value *X = Opts.SplitNormGroups.count(groupInfo(*N).Id)
+                                 ? normSplitValue(*N)
+                                 : nullptr) {
+          std::vector<const Node *> Rest;
+          bool After = false;
+          for (const auto &M : N->body()->nodes()) {
+            if (After)
+              Rest.push_back(M.get());
+            After |= M.get() == X->producer();
+          }
+          auto R = emitFusedReduction(*N, Rest, Opts, Names);
+          if (!R)
+            return R.takeError();
+          Out.push_back(std::move(*R));
+        }
         continue;
       }
       LibraryEpilogue Split = matchLibraryEpilogue(*N);

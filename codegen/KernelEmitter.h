@@ -50,6 +50,12 @@ struct CodegenOptions {
   /// Contraction groups (ids) that run as one generated tensor-core GEMM
   /// (GemmEmitter.cpp) instead of a library call plus a rest kernel.
   std::set<int64_t> GeneratedGemmGroups;
+  /// Of those, groups with a row normalization (norm-epilogue-fusion's)
+  /// that run as two kernels: the generated GEMM up to the
+  /// normalization's input (normSplitValue), then a row kernel for the
+  /// rest, as the library path runs them. Tuning takes this form for a
+  /// chain of generated kernels launched as dependents.
+  std::set<int64_t> SplitNormGroups;
   /// Those GEMMs run the wgmma main loop wherever it applies
   /// (`--gemm-kernels wgmma`), not only where wgmmaPreferred measured it
   /// faster.
@@ -106,6 +112,15 @@ std::string generatedGemmUnsupported(const Node &Group, unsigned SmVersion);
 llvm::Expected<GeneratedKernel> emitGeneratedGemm(const Node &Group,
                                                   const CodegenOptions &Opts,
                                                   KernelNamer &Names);
+
+/// The value a contraction group with a row normalization in its epilogue
+/// passes from its generated GEMM to its row kernel when it runs split
+/// (CodegenOptions::SplitNormGroups): the normalization's input, or, when
+/// that is a residual (a group operand of its shape) added to the
+/// epilogue, the value before the add, so the row kernel reads the
+/// residual. Null when the group has no normalization, or a member after
+/// the GEMM's part reads another value that part computes.
+const Value *normSplitValue(const Node &Group);
 
 /// Kernels of every node of G, in node order; a contraction group gives the
 /// kernel of what its library call leaves over, if anything, or its

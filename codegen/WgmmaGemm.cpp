@@ -178,7 +178,7 @@ if (tid == 0) {
   solder_fence_mbar_init();
 }
 __syncthreads();
-$PRODUCER$REG_INC
+$PRODUCER$REG_INC$CONSUMER_WAIT
 // Warpgroup warp / 4 reads rows 64 * (warp / 4).. of A's stage.
 const unsigned long long da0 = solder_wgmma_desc(as_u + (warp >> 2) * (64 * 128), 16, 1024);
 const unsigned long long db0 = solder_wgmma_desc(bs_u, $BLBO, 1024);
@@ -242,13 +242,17 @@ const char *const TmaProducer =
   if (tid == NTH) {
     int s = 0;
     unsigned ph = 0;
+$PREFETCH_FLAG
 $TILE_BEGIN
+$PREFETCH
     for (int kt = 0; kt < KT; ++kt) {
-      solder_mbar_wait(empty_u + 8 * s, ph ^ 1);
       const unsigned fb = full_u + 8 * s;
-      solder_mbar_expect_tx(fb, A_STAGE + B_STAGE);
-      solder_tma_2d(as_u + s * A_STAGE, &$TMAP_A, (kt0 + kt) * BK, (int)m0, fb);
+      if (kt >= pre) {
+        solder_mbar_wait(empty_u + 8 * s, ph ^ 1);
+        solder_mbar_expect_tx(fb, A_STAGE + B_STAGE);
 $TMA_B
+      }
+      solder_tma_2d(as_u + s * A_STAGE, &$TMAP_A, (kt0 + kt) * BK, (int)m0, fb);
       s = s + 1 == STAGES ? 0 : s + 1;
       ph ^= s == 0;
     }
@@ -256,6 +260,28 @@ $TILE_END
   }
 $PRODUCER_END
 })";
+// A dependent launch (PDL) whose B is constant (weights): before the
+// previous grid has finished, the producer fetches B for the first stages
+// of its first tile (their barriers expect A's bytes too, so no stage is
+// full yet), then waits for that grid (griddepcontrol.wait) and copies A.
+// The copies of B then overlap the previous kernel's tail and this one's
+// launch instead of following them.
+const char *const PrefetchFlag = "    bool first = true;";
+const char *const Prefetch =
+    R"(    const int pre = first ? (KT < STAGES ? KT : STAGES) : 0;
+    if (first) {
+      for (int kt = 0; kt < pre; ++kt) {
+        const int s = kt;
+        const unsigned fb = full_u + 8 * s;
+        solder_mbar_expect_tx(fb, A_STAGE + B_STAGE);
+$TMA_B
+      }
+      solder_grid_wait();
+      first = false;
+    })";
+// The consumers read the previous grid's writes only in the epilogue
+// (bias, residual), but wait at once: they idle until a stage is full.
+const char *const ConsumerWait = "\nsolder_grid_wait();";
 // Registers moved from the producer warpgroup (one thread issues copies)
 // to the consumers, whose 64 x 256 accumulators take 128 a thread: of the
 // 168 a thread of 384 the budget allows, 232 for consumers, 40 for
@@ -450,7 +476,10 @@ std::string wgmmaMainLoop(const WgmmaTile &T, bool TransB, int64_t M, int64_t N,
                           bool Specialized, bool Tma, const std::string &TmapA,
                           const std::string &TmapB, int KSplit,
                           const std::string &KSplitText, bool Persistent,
-                          bool MoveRegisters, bool ProducersStay) {
+                          bool MoveRegisters, bool ProducersStay,
+                          bool PrefetchB) {
+  if (PrefetchB && !Tma)
+    PrefetchB = false;
   // N-major B is stored in whole 64-column blocks.
   int64_t BStage = TransB ? int64_t(T.BN) * 128 : ceilDiv(T.BN, 64) * 8192;
   // Texts first (each may hold the names of the next), names last.
@@ -463,6 +492,12 @@ std::string wgmmaMainLoop(const WgmmaTile &T, bool TransB, int64_t M, int64_t N,
       std::move(Loop),
       {{"REG_DEC", MoveRegisters ? RegDec : ""},
        {"REG_INC", MoveRegisters ? RegInc : ""},
+       {"CONSUMER_WAIT", PrefetchB ? ConsumerWait : ""},
+       // (substitute takes longer names first: the flag before the text)
+       {"PREFETCH_FLAG", PrefetchB ? PrefetchFlag : ""},
+       {"PREFETCH",
+        PrefetchB ? substitute(Prefetch, {{"TMA_B", TransB ? TmaBNK : TmaBKN}})
+                  : "    const int pre = 0;"},
        {"TILE_BEGIN", Persistent ? TileBegin : ""},
        {"TILE_END", Persistent ? "}" : ""},
        {"TILE_RELEASE", Persistent ? TileRelease : ""},

@@ -71,6 +71,10 @@ unsigned wgmmaSharedBytes(const WgmmaTile &T, bool Specialized = false);
 /// ProducersStay (the specialized loop): the producers skip the consumers'
 /// loop instead of returning, for barriers after it (split K, a row
 /// normalization).
+/// PrefetchB (TMA, a dependent launch whose B is constant): the producer
+/// fetches B's first stages before waiting for the previous grid
+/// (solder_grid_wait, KernelBuilder::waitForPreviousGridInBody), the
+/// consumers wait before anything else.
 std::string wgmmaMainLoop(const WgmmaTile &T, bool TransB, int64_t M, int64_t N,
                           int64_t K, const std::string &ElemType,
                           const std::string &APtr, const std::string &BPtr,
@@ -79,7 +83,7 @@ std::string wgmmaMainLoop(const WgmmaTile &T, bool TransB, int64_t M, int64_t N,
                           const std::string &TmapB = "", int KSplit = 1,
                           const std::string &KSplitText = "",
                           bool Persistent = false, bool MoveRegisters = false,
-                          bool ProducersStay = false);
+                          bool ProducersStay = false, bool PrefetchB = false);
 
 /// Which main loop a generated GEMM uses, forced (tests, tile sweeps);
 /// BM = 0 lets the wgmma tile be chosen, KSplit = 0 the split of K.

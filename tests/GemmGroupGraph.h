@@ -29,7 +29,10 @@ inline std::string randomValues(int64_t Count, unsigned Seed) {
 /// A matmul group for the generated GEMM: x [Lead..., M, K] times constant
 /// weights w ([K, N], or [N, K] through Gemm with transB, alpha and a C
 /// bias), then Epi: "bias", "gelu" (bias + Gelu), "ln" (bias + residual +
-/// LayerNorm), "rms" (residual + RMSNormalization). The weights are a
+/// LayerNorm), "rms" (residual + RMSNormalization), "heads" (bias, x given
+/// as [M, 4, K / 4] and merged by a Reshape, as attention's heads are:
+/// a contiguous view), "xt" (bias, x given as [K, M] and transposed: a
+/// strided view the library reads as it is). The weights are a
 /// random block of 24 rows (columns for transB) tiled along K, which
 /// constant folding turns into one constant, as exports have them.
 inline std::string gemmGroupGraph(const std::string &T, int64_t Lead, int64_t M,
@@ -44,7 +47,14 @@ inline std::string gemmGroupGraph(const std::string &T, int64_t Lead, int64_t M,
   // kernel reading the wrong 16 rows of B cannot pass.
   int64_t Block = std::min<int64_t>(K, 24), Reps = (K + Block - 1) / Block;
   std::string G = "graph \"g\" opset 23 {\n";
-  G += "  input %x : " + T + XD + "\n";
+  if (Epi == "heads") {
+    G += "  input %xh : " + T + "[" + S(M) + ",4," + S(K / 4) + "]\n";
+    G += "  const %xs : i64[2] = [" + S(M) + ", " + S(K) + "]\n";
+  } else if (Epi == "xt") {
+    G += "  input %xh : " + T + "[" + S(K) + "," + S(M) + "]\n";
+  } else {
+    G += "  input %x : " + T + XD + "\n";
+  }
   G += "  input %r : " + T + YD + "\n";
   G += "  input %gamma : " + T + "[" + S(N) + "]\n";
   G += "  input %beta : " + T + "[" + S(N) + "]\n";
@@ -69,6 +79,11 @@ inline std::string gemmGroupGraph(const std::string &T, int64_t Lead, int64_t M,
          S(N) + "] @\"tile\"\n";
     G += "  %w = Slice(%wt, %st, %en, %ax) : " + T + "[" + S(K) + "," + S(N) +
          "] @\"slice\"\n";
+  }
+  if (Epi == "heads") {
+    G += "  %x = Reshape(%xh, %xs) : " + T + XD + " @\"merge\"\n";
+  } else if (Epi == "xt") {
+    G += "  %x = Transpose(%xh) {perm = [1, 0]} : " + T + XD + " @\"swap\"\n";
   }
   std::string Y = "%m";
   if (TransB)
@@ -223,6 +238,8 @@ inline const std::vector<GemmVariantCase> &gemmVariantCases() {
       {0, 256, 512, 136, "rms", true, Staged(WsSplit(64, 128, 4, 0, true))},
       {0, 256, 768, 200, "ln", false, Staged(WsSplit(128, 256, 4, 0, true))},
       {0, 200, 320, 200, "gelu", false, Persistent(128, 128, 4)},
+      {0, 128, 768, 768, "heads", false, WsSplit(64, 64, 6, 0, true)},
+      {0, 192, 256, 128, "heads", false, W(64, 64, 4)},
   };
   return Cases;
 }

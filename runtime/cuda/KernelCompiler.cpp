@@ -24,8 +24,10 @@ unsigned smVersionOf(StringRef Arch) {
 Expected<std::vector<GeneratedKernel>>
 generateKernels(const Graph &G, StringRef Arch, int64_t PerturbGroupId,
                 const std::set<int64_t> &GeneratedGemmGroups, bool PreferWgmma,
-                bool DependentLaunch) {
+                bool DependentLaunch,
+                const std::set<int64_t> &SplitNormGroups) {
   CodegenOptions Opts;
+  Opts.SplitNormGroups = SplitNormGroups;
   Opts.DependentLaunch = DependentLaunch;
   Opts.PerturbGroupId = PerturbGroupId;
   Opts.SmVersion = smVersionOf(Arch);

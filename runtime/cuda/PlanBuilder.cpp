@@ -682,12 +682,28 @@ Error Builder::addContractionGroup(const Node &Group, std::string &RunsAs) {
   std::string Tuned =
       Note == Opts.GemmNotes.end() ? "" : " (" + Note->second + ")";
   if (GemmGroups.count(Id)) {
-    auto It = KernelOf.find(Group.result(0));
+    // Split: the GEMM writes the normalization's input, a row kernel
+    // reads it and computes the group's results.
+    const Value *X =
+        Opts.SplitNormGroups.count(Id) ? normSplitValue(Group) : nullptr;
+    auto It = KernelOf.find(X ? X : Group.result(0));
     if (It == KernelOf.end())
       return planError(Group.describe() +
                        ": no generated GEMM kernel was emitted for the group");
-    RunsAs = "generated tensor-core GEMM " + Gen[It->second].Name + Tuned;
-    return scheduleKernel(It->second);
+    RunsAs = "generated tensor-core GEMM " + Gen[It->second].Name;
+    if (!X) {
+      RunsAs += Tuned;
+      return scheduleKernel(It->second);
+    }
+    if (Error E = scheduleKernel(It->second))
+      return E;
+    LibraryWritten.insert(X);
+    auto Row = KernelOf.find(Group.result(0));
+    if (Row == KernelOf.end())
+      return planError(Group.describe() +
+                       ": no row kernel was emitted after the group's GEMM");
+    RunsAs += " + generated kernel " + Gen[Row->second].Name + Tuned;
+    return scheduleKernel(Row->second);
   }
   if (forcesGeneratedGemm(Opts.Gemm)) {
     std::string Why = generatedGemmUnsupported(Group, smVersionOf(Opts.Arch));
@@ -1203,7 +1219,8 @@ Expected<Plan> Builder::build() {
   GemmGroups = generatedGemmGroups(G, Opts);
   Expected<std::vector<GeneratedKernel>> K =
       generateKernels(G, Opts.Arch, Opts.PerturbGroupId, GemmGroups,
-                      Opts.Gemm == GemmKernels::Wgmma, Opts.DependentLaunch);
+                      Opts.Gemm == GemmKernels::Wgmma, Opts.DependentLaunch,
+                      Opts.SplitNormGroups);
   if (!K)
     return K.takeError();
   Gen = std::move(*K);

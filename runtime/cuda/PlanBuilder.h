@@ -44,6 +44,10 @@ struct PlanOptions {
   GemmKernels Gemm = GemmKernels::Auto;
   std::map<int64_t, bool> GemmChoices;
   std::map<int64_t, std::string> GemmNotes;
+  /// Of the generated ones, groups with a row normalization that run
+  /// split: the GEMM up to the normalization's input, then a row kernel
+  /// (CodegenOptions::SplitNormGroups).
+  std::set<int64_t> SplitNormGroups;
   /// Who runs attention groups, what tuning chose per group id (true:
   /// cuDNN) and its note.
   AttentionKernels Attention = AttentionKernels::Auto;

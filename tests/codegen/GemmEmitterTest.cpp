@@ -20,6 +20,7 @@
 #include "ir/Parser.h"
 #include "ir/Printer.h"
 #include "passes/Pipeline.h"
+#include "tests/GemmGroupGraph.h"
 #include "tests/codegen/TestNvrtc.h"
 #include <cstring>
 #include <gtest/gtest.h>
@@ -483,6 +484,71 @@ TEST(GeneratedGemm, WgmmaKernelsCompileForSm90aOnly) {
   EXPECT_TRUE(has(llvm::toString(Failed.takeError()), "wgmma"));
 }
 
+TEST(GeneratedGemm, SplitNormGroupIsGemmThenRowKernel) {
+  // Split (tuning's chain): the GEMM stores its product plus bias, a row
+  // kernel adds the residual and normalizes.
+  auto G = pipelined("f16", 256, 768, 64, LayerNormInputs, LayerNormTail);
+  ASSERT_TRUE(G);
+  const Node *Group = contractionGroup(*G);
+  ASSERT_TRUE(Group);
+  const Value *X = normSplitValue(*Group);
+  ASSERT_TRUE(X);
+  ASSERT_TRUE(X->producer());
+  EXPECT_EQ(memberName(*X->producer()), "bias");
+  CodegenOptions O;
+  O.GeneratedGemmGroups.insert(groupInfo(*Group).Id);
+  O.SplitNormGroups.insert(groupInfo(*Group).Id);
+  auto K = emitGraphKernels(*G, O);
+  ASSERT_TRUE(bool(K)) << llvm::toString(K.takeError());
+  ASSERT_EQ(K->size(), 2u);
+  EXPECT_TRUE(has((*K)[0].Summary, "up to the LayerNormalization"))
+      << (*K)[0].Summary;
+  EXPECT_EQ((*K)[0].Outputs, std::vector<const Value *>{X});
+  EXPECT_FALSE(has((*K)[0].Source, "__cluster_dims__")) << (*K)[0].Source;
+  EXPECT_TRUE(llvm::is_contained((*K)[1].Inputs, X));
+  EXPECT_TRUE(has((*K)[1].Summary, "LayerNormalization")) << (*K)[1].Summary;
+  auto Cubins = compileKernels(*K, solder::testing::testNvrtcOptions());
+  EXPECT_TRUE(bool(Cubins)) << llvm::toString(Cubins.takeError());
+}
+
+TEST(GeneratedGemm, NoSplitWhenTheRowPartReadsTheEpilogue) {
+  // Negative twin: after the LayerNorm a member reads the bias sum too,
+  // which the GEMM's part would have to store as well; and a group with
+  // no normalization has nothing to split.
+  const char *Text = R"(graph "g" opset 23 {
+  input %x : f16[4,8]
+  input %w : f16[8,16]
+  input %b : f16[16]
+  input %gamma : f16[16]
+  input %beta : f16[16]
+  %z = FusedGroup(%x, %w, %b, %gamma, %beta) {id = 0, kind = "contraction", members = ["mm", "bias", "ln", "again"]} : f16[4,16] body graph "g0" opset 23 {
+    input %x : f16[4,8]
+    input %w : f16[8,16]
+    input %b : f16[16]
+    input %gamma : f16[16]
+    input %beta : f16[16]
+    %m = MatMul(%x, %w) : f16[4,16] @"mm"
+    %mb = Add(%m, %b) : f16[4,16] @"bias"
+    %y = LayerNormalization(%mb, %gamma, %beta) {axis = -1, epsilon = 1e-05} : f16[4,16] @"ln"
+    %z = Add(%y, %m) : f16[4,16] @"again"
+    output %z
+  }
+  output %z
+}
+)";
+  auto G = parseGraph(Text);
+  ASSERT_TRUE(bool(G)) << llvm::toString(G.takeError());
+  const Node *Group = contractionGroup(**G);
+  ASSERT_TRUE(Group);
+  EXPECT_EQ(normSplitValue(*Group), nullptr);
+  auto Plain = pipelined("f16", 64, 64, 32, "",
+                         "  %y = Relu(%mb) : f16[64,64] @\"relu\"\n");
+  ASSERT_TRUE(Plain);
+  const Node *PlainGroup = contractionGroup(*Plain);
+  ASSERT_TRUE(PlainGroup);
+  EXPECT_EQ(normSplitValue(*PlainGroup), nullptr);
+}
+
 TEST(GeneratedGemm, LayerNormNeedsClustersBelowSm90) {
   // Negative twin: rows of 768 span 6 blocks, which need sm_90 clusters.
   auto G = pipelined("f16", 256, 768, 64, LayerNormInputs, LayerNormTail);
@@ -490,6 +556,59 @@ TEST(GeneratedGemm, LayerNormNeedsClustersBelowSm90) {
   const Node *Group = contractionGroup(*G);
   ASSERT_TRUE(Group);
   EXPECT_TRUE(has(generatedGemmUnsupported(*Group, 80), "clusters (sm_90)"));
+}
+
+/// gemmGroupGraph(T, ...) through the GPU pipeline, f16.
+std::unique_ptr<Graph> pipelinedGroupGraph(const std::string &Epi) {
+  auto G = parseGraph(test::gemmGroupGraph("f16", 0, 128, 256, 128, Epi,
+                                           /*TransB=*/false));
+  EXPECT_TRUE(bool(G)) << llvm::toString(G.takeError());
+  if (!G)
+    return nullptr;
+  PipelineOptions PO;
+  PO.TargetGpu = true;
+  PO.Prec = Precision::F16;
+  auto E = runPipeline(**G, PO);
+  EXPECT_FALSE(bool(E)) << llvm::toString(std::move(E));
+  return std::move(*G);
+}
+
+/// G's contraction group, which must hold the layout op named Member
+/// (null otherwise).
+const Node *groupHolding(const Graph &G, llvm::StringRef Member) {
+  const Node *Group = contractionGroup(G);
+  if (!Group || !llvm::is_contained(groupInfo(*Group).Members, Member)) {
+    ADD_FAILURE() << "no contraction group holding " << Member.str() << "\n"
+                  << graphToString(G);
+    return nullptr;
+  }
+  return Group;
+}
+
+TEST(GeneratedGemm, ReadsAThroughAContiguousReshape) {
+  // Attention's heads merged back ([M, 4, K / 4] -> [M, K]) sit in the
+  // group before the matmul; the kernel reads the bytes under the view.
+  auto G = pipelinedGroupGraph("heads");
+  ASSERT_TRUE(G);
+  const Node *Group = groupHolding(*G, "merge");
+  ASSERT_TRUE(Group);
+  EXPECT_EQ(generatedGemmUnsupported(*Group, 90), "");
+  GeneratedKernel K = gemmKernel(*G, *Group);
+  // The kernel reads the group's operand, the tensor under the view.
+  EXPECT_TRUE(llvm::any_of(K.Inputs, [](const Value *V) {
+    return V->name() == "xh";
+  })) << K.Source;
+}
+
+TEST(GeneratedGemm, RefusesANonContiguousLayoutPrologue) {
+  // Negative twin: A transposed is a strided view the library reads as it
+  // is (transposed A); the generated kernel reads rows of A.
+  auto G = pipelinedGroupGraph("xt");
+  ASSERT_TRUE(G);
+  const Node *Group = groupHolding(*G, "swap");
+  ASSERT_TRUE(Group);
+  std::string Why = generatedGemmUnsupported(*Group, 90);
+  EXPECT_TRUE(has(Why, "not contiguous")) << Why << "\n" << graphToString(*G);
 }
 
 TEST(GeneratedGemm, OddShapesTakeElementLoads) {

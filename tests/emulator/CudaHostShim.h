@@ -191,6 +191,8 @@ inline void solder_cp16_u(unsigned Dst, const void *Src, bool Full) {
 }
 // Grids run one after another here: nothing to let start early or wait for.
 inline void solder_dependent_launch() {}
+inline void solder_launch_dependents() {}
+inline void solder_grid_wait() {}
 inline void solder_cp_commit() {}
 inline void solder_cp_wait1() {}
 inline void solder_cp_wait0() {}

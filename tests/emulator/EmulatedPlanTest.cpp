@@ -80,6 +80,10 @@ struct Model {
   AttentionKernels Attention = AttentionKernels::Auto;
   /// Kernels with the dependent-launch prologue (--dependent-launch).
   bool DependentLaunch = false;
+  /// Generated GEMMs of groups with a row normalization run split: the
+  /// GEMM, then a row kernel (PlanOptions::SplitNormGroups, as tuning's
+  /// chain of dependent launches has them).
+  bool SplitNorm = false;
   /// A model the GPU path cannot plan (an op it lacks, dynamic inputs) is
   /// noted in Outcome::NotBuilt instead of failing the test.
   bool Lenient = false;
@@ -111,6 +115,11 @@ struct Outcome {
   /// Attention groups the plan runs as cuDNN calls; its kernels fed by
   /// TMA (with tensor maps).
   unsigned AttentionCalls = 0, TmaKernels = 0;
+  /// Kernels that fetch constant weights before waiting for the previous
+  /// grid (dependent launches of the TMA GEMM).
+  unsigned PrefetchKernels = 0;
+  /// Groups with a row normalization planned split (Model::SplitNorm).
+  unsigned SplitGroups = 0;
   /// How the plan runs each attention group (PlanGroup::RunsAs).
   std::vector<std::string> AttentionRunsAs;
   /// Ids (or labels) of the groups whose results differ, with why.
@@ -207,6 +216,11 @@ Outcome emulateGraph(Graph &G, const Model &M, int64_t PerturbGroupId) {
   PlanOpts.Gemm = M.Gemm;
   PlanOpts.Attention = M.Attention;
   PlanOpts.DependentLaunch = M.DependentLaunch;
+  if (M.SplitNorm)
+    for (const auto &N : G.nodes())
+      if (isFusedGroup(*N) && normSplitValue(*N))
+        PlanOpts.SplitNormGroups.insert(groupInfo(*N).Id);
+  O.SplitGroups = unsigned(PlanOpts.SplitNormGroups.size());
   llvm::Expected<Plan> Built = buildPlan(G, PlanOpts);
   if (!Built)
     return NotBuilt(Built.takeError());
@@ -216,8 +230,12 @@ Outcome emulateGraph(Graph &G, const Model &M, int64_t PerturbGroupId) {
   if (!P)
     return NotBuilt(P.takeError());
   O.AttentionCalls = unsigned(P->Attentions.size());
-  for (const PlanKernel &K : P->Kernels)
+  for (const PlanKernel &K : P->Kernels) {
     O.TmaKernels += !K.TensorMaps.empty();
+    O.PrefetchKernels +=
+        K.Summary.find("B fetched before the previous grid ends") !=
+        std::string::npos;
+  }
   for (const PlanGroup &PG : P->Groups)
     if (PG.Kind == "attention")
       O.AttentionRunsAs.push_back(PG.RunsAs);
@@ -721,6 +739,45 @@ TEST(EmulatedPlan, GeneratedGemmsWithClusterLayerNorm) {
   Outcome O = expectAllMatch(Tma, 10);
   EXPECT_GT(O.TmaKernels, 0u);
   EXPECT_EQ(O.Ptx, 0u);
+}
+
+TEST(EmulatedPlan, DependentTmaGemmsFetchWeightsBeforeWaiting) {
+  SKIP_WITHOUT_EMULATOR();
+  // As dependent launches, the TMA GEMMs fetch their constant B for the
+  // first stages before griddepcontrol.wait, then A: the stages' barriers
+  // must still complete with both, so every group matches as before.
+  std::string Path = sharedModel("bert_mini_opset14.onnx");
+  SKIP_WITHOUT_SHARED(Path);
+  Model Tma{Path, {{"B", 2}, {"S", 64}}, Precision::F16};
+  Tma.Gemm = GemmKernels::Generated;
+  Tma.DependentLaunch = true;
+  Outcome O = expectAllMatch(Tma, 10);
+  EXPECT_GT(O.TmaKernels, 0u);
+  EXPECT_EQ(O.PrefetchKernels, O.TmaKernels);
+  EXPECT_EQ(O.Ptx, 0u);
+  // Negative twin: launched in order, no kernel fetches ahead.
+  Tma.DependentLaunch = false;
+  EXPECT_EQ(expectAllMatch(Tma, 10).PrefetchKernels, 0u);
+}
+
+TEST(EmulatedPlan, SplitNormGroupsRunAsGemmThenRowKernel) {
+  SKIP_WITHOUT_EMULATOR();
+  // Tuning's chain: every matmul group a generated GEMM, those with a
+  // LayerNorm split into the GEMM (storing the normalization's input)
+  // and a row kernel, all launched as dependents. Every group matches,
+  // and each split group runs as two kernels.
+  std::string Path = sharedModel("bert_mini_opset14.onnx");
+  SKIP_WITHOUT_SHARED(Path);
+  for (int64_t S : {16, 64}) {
+    Model M{Path, {{"B", 2}, {"S", S}}, Precision::F16};
+    M.Gemm = GemmKernels::Generated;
+    M.SplitNorm = true;
+    M.DependentLaunch = true;
+    Outcome O = expectAllMatch(M, 10);
+    EXPECT_EQ(O.SplitGroups, 4u) << "two LayerNorms a layer, two layers";
+    EXPECT_EQ(O.Library, 0u);
+    EXPECT_EQ(O.Ptx, 0u);
+  }
 }
 
 // Forced loops of the generated GEMM (the wgmma loop with its tiles, the

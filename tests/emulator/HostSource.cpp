@@ -34,6 +34,8 @@ const llvm::StringSet<> &emulatedHelpers() {
                                           "solder_wgmma_wait",
                                           "solder_fence_async_smem",
                                           "solder_dependent_launch",
+                                          "solder_grid_wait",
+                                          "solder_launch_dependents",
                                           "solder_mbar_init",
                                           "solder_fence_mbar_init",
                                           "solder_mbar_arrive",

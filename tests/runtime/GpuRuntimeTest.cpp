@@ -554,6 +554,7 @@ TEST(GpuRuntimeTest, GeneratedGemmMatchesReference) {
       {0, 130, 128, 200, "ln", false},    {0, 1, 64, 8, "bias", false},
       {0, 200, 320, 136, "gelu", false},  {0, 100, 512, 136, "ln", true},
       {0, 600, 384, 96, "bias", false},   {0, 300, 136, 64, "rms", true},
+      {0, 128, 768, 768, "heads", false}, {0, 100, 64, 40, "heads", false},
   };
   for (const Case &C : Cases)
     for (const char *T : {"f16", "bf16"})
