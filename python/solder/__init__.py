@@ -85,8 +85,9 @@ def compile(model, *, shapes=None, precision="fp32", fusion=True,
       'library', 'generated' or 'wgmma'.
     attention_kernels: who runs attention groups, as
       `--attention-kernels`: 'auto', 'generated' or 'cudnn'.
-    dependent_launch: experimental (`--dependent-launch`): generated
-      kernels launch as programmatic dependents (sm_90+).
+    dependent_launch: `--dependent-launch`: generated kernels launch as
+      programmatic dependents (sm_90+); `tune=True` takes it where the
+      whole plan measured faster.
     backend: 'cuda' (a GPU plan; compiling needs no GPU) or 'reference'
       (the CPU reference executor; no plan file).
     arch: the GPU architecture ('sm_90'); default: this machine's GPU.
