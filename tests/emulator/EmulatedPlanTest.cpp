@@ -791,113 +791,131 @@ TEST(EmulatedKernel, GemmVariantsMatchReference) {
   SKIP_WITHOUT_EMULATOR();
   // Kernels run here, and those of them fed by TMA (tensor maps) or with
   // a producer warpgroup (mbarriers).
-  unsigned Ran = 0, Tma = 0, Specialized = 0;
+  unsigned Ran = 0, Tma = 0, Specialized = 0, Prefetching = 0;
   for (const test::GemmVariantCase &C : test::gemmVariantCases())
-    for (const char *T : {"f16", "bf16"}) {
-      std::string Text =
-          test::gemmGroupGraph(T, C.Lead, C.M, C.N, C.K, C.Epi, C.TransB);
-      SCOPED_TRACE(C.name() + " " + T + "\n" + Text);
-      auto G = parseGraph(Text);
-      ASSERT_TRUE(bool(G)) << llvm::toString(G.takeError());
-      std::vector<Tensor> In;
-      RandomGenerator Gen(21);
-      for (const Value *X : (*G)->inputs())
-        In.push_back(
-            makeRandomTensor(X->dtype(), X->type().staticDims(), {}, Gen));
-      auto Ref = runReference(**G, In);
-      ASSERT_TRUE(bool(Ref)) << llvm::toString(Ref.takeError());
-      auto Copy = parseGraph(Text);
-      ASSERT_TRUE(bool(Copy));
-      PipelineOptions PO;
-      PO.TargetGpu = true;
-      PO.Prec = std::string(T) == "f16" ? Precision::F16 : Precision::BF16;
-      ASSERT_FALSE(bool(runPipeline(**Copy, PO)));
-      const Node *Group = nullptr;
-      for (const auto &N : (*Copy)->nodes())
-        if (isFusedGroup(*N) && groupInfo(*N).Kind == GroupKind::Contraction)
-          Group = N.get();
-      ASSERT_TRUE(Group);
-      CodegenOptions O;
-      O.SmVersion = 90;
-      KernelNamer Names(**Copy);
-      auto K = codegen::emitGeneratedGemmVariant(*Group, O, Names, &C.V);
-      ASSERT_TRUE(bool(K)) << llvm::toString(K.takeError());
-      auto Kernels =
-          emu::compileKernels({{K->Name, K->Source}}, emulatorCacheDir());
-      ASSERT_TRUE(bool(Kernels)) << llvm::toString(Kernels.takeError());
-      // Results poisoned (NaN in f16 and bf16); operands from the inputs
-      // by name or the folded constants.
-      std::vector<std::vector<unsigned char>> Buffers;
-      auto Bytes = [](const Value *X) {
-        return size_t(X->type().numElements()) * dtypeSize(X->dtype());
-      };
-      for (const Value *X : K->Outputs)
-        Buffers.emplace_back(Bytes(X), 0xFF);
-      for (const Value *X : K->Inputs) {
-        const Tensor *Host = X->constant();
-        for (size_t I = 0; I < (*G)->inputs().size() && !Host; ++I)
-          if ((*G)->inputs()[I]->name() == X->name())
-            Host = &In[I];
-        ASSERT_TRUE(Host) << X->name() << " is neither an input nor a constant";
-        ASSERT_EQ(Host->byteSize(), Bytes(X)) << X->name();
-        auto *P = static_cast<const unsigned char *>(Host->rawData());
-        Buffers.emplace_back(P, P + Bytes(X));
-      }
-      std::vector<void *> Args;
-      for (auto &B : Buffers)
-        Args.push_back(B.data());
-      std::vector<EmuTensorMap> Maps;
-      for (const KernelTensorMap &T : K->TensorMaps)
-        Maps.emplace_back(T, Buffers[K->Outputs.size() + T.Input].data());
-      for (EmuTensorMap &M : Maps)
-        Args.push_back(M.Bytes);
-      llvm::Error E =
-          (*Kernels)[0]->launch(K->Grid, K->Block, K->DynamicSharedBytes, Args);
-      ASSERT_FALSE(bool(E)) << llvm::toString(std::move(E));
-      ++Ran;
-      Tma += !K->TensorMaps.empty();
-      Specialized += C.V.Specialized;
-      // Negative twin, once: the first TMA kernel given maps that end
-      // after 8 columns of each operand must get a different product.
-      std::vector<unsigned char> Cut;
-      if (Tma == 1 && !K->TensorMaps.empty()) {
-        std::vector<void *> Short(Args.begin(), Args.begin() + Buffers.size());
-        std::vector<EmuTensorMap> ShortMaps;
-        for (const KernelTensorMap &T : K->TensorMaps) {
-          TensorMapShape S = T;
-          S.Dims[0] = std::min<int64_t>(S.Dims[0], 8);
-          ShortMaps.emplace_back(S,
-                                 Buffers[K->Outputs.size() + T.Input].data());
+    for (const char *T : {"f16", "bf16"})
+      for (bool Dependent : {false, true}) {
+        // As a dependent launch only the TMA loop changes (its producer
+        // fetches B's first stages before griddepcontrol.wait, persistent,
+        // split and staged alike): those cases again, in f16.
+        if (Dependent && (!C.V.Tma || std::string(T) != "f16"))
+          continue;
+        std::string Text =
+            test::gemmGroupGraph(T, C.Lead, C.M, C.N, C.K, C.Epi, C.TransB);
+        SCOPED_TRACE(C.name() + " " + T + (Dependent ? " dependent" : "") +
+                     "\n" + Text);
+        auto G = parseGraph(Text);
+        ASSERT_TRUE(bool(G)) << llvm::toString(G.takeError());
+        std::vector<Tensor> In;
+        RandomGenerator Gen(21);
+        for (const Value *X : (*G)->inputs())
+          In.push_back(
+              makeRandomTensor(X->dtype(), X->type().staticDims(), {}, Gen));
+        auto Ref = runReference(**G, In);
+        ASSERT_TRUE(bool(Ref)) << llvm::toString(Ref.takeError());
+        auto Copy = parseGraph(Text);
+        ASSERT_TRUE(bool(Copy));
+        PipelineOptions PO;
+        PO.TargetGpu = true;
+        PO.Prec = std::string(T) == "f16" ? Precision::F16 : Precision::BF16;
+        ASSERT_FALSE(bool(runPipeline(**Copy, PO)));
+        const Node *Group = nullptr;
+        for (const auto &N : (*Copy)->nodes())
+          if (isFusedGroup(*N) && groupInfo(*N).Kind == GroupKind::Contraction)
+            Group = N.get();
+        ASSERT_TRUE(Group);
+        CodegenOptions O;
+        O.SmVersion = 90;
+        O.DependentLaunch = Dependent;
+        KernelNamer Names(**Copy);
+        auto K = codegen::emitGeneratedGemmVariant(*Group, O, Names, &C.V);
+        ASSERT_TRUE(bool(K)) << llvm::toString(K.takeError());
+        if (Dependent) {
+          EXPECT_NE(K->Summary.find("B fetched before the previous grid ends"),
+                    std::string::npos)
+              << K->Summary;
+          ++Prefetching;
         }
-        for (EmuTensorMap &M : ShortMaps)
-          Short.push_back(M.Bytes);
-        Cut.assign(Buffers[0].size(), 0xFF);
-        Short[0] = Cut.data();
-        llvm::Error E2 = (*Kernels)[0]->launch(K->Grid, K->Block,
-                                               K->DynamicSharedBytes, Short);
-        ASSERT_FALSE(bool(E2)) << llvm::toString(std::move(E2));
-        EXPECT_NE(Cut, Buffers[0]) << "the tensor maps are not read";
-      }
-      for (size_t J = 0; J < K->Outputs.size(); ++J) {
-        const Value *X = K->Outputs[J];
-        Tensor Got = Tensor::copyOf(X->dtype(), X->type().staticDims(),
-                                    Buffers[J].data());
-        bool Found = false;
-        for (size_t I = 0; I < (*G)->outputs().size(); ++I)
-          if ((*G)->outputs()[I]->name() == X->name()) {
-            Found = true;
-            std::string D =
-                compareValue(Got, (*Ref)[I], tolerance(X->dtype(), PO.Prec));
-            EXPECT_TRUE(D.empty())
-                << X->name() << ", " << K->Summary << ": " << D;
+        auto Kernels =
+            emu::compileKernels({{K->Name, K->Source}}, emulatorCacheDir());
+        ASSERT_TRUE(bool(Kernels)) << llvm::toString(Kernels.takeError());
+        // Results poisoned (NaN in f16 and bf16); operands from the inputs
+        // by name or the folded constants.
+        std::vector<std::vector<unsigned char>> Buffers;
+        auto Bytes = [](const Value *X) {
+          return size_t(X->type().numElements()) * dtypeSize(X->dtype());
+        };
+        for (const Value *X : K->Outputs)
+          Buffers.emplace_back(Bytes(X), 0xFF);
+        for (const Value *X : K->Inputs) {
+          const Tensor *Host = X->constant();
+          for (size_t I = 0; I < (*G)->inputs().size() && !Host; ++I)
+            if ((*G)->inputs()[I]->name() == X->name())
+              Host = &In[I];
+          ASSERT_TRUE(Host)
+              << X->name() << " is neither an input nor a constant";
+          ASSERT_EQ(Host->byteSize(), Bytes(X)) << X->name();
+          auto *P = static_cast<const unsigned char *>(Host->rawData());
+          Buffers.emplace_back(P, P + Bytes(X));
+        }
+        std::vector<void *> Args;
+        for (auto &B : Buffers)
+          Args.push_back(B.data());
+        std::vector<EmuTensorMap> Maps;
+        for (const KernelTensorMap &T : K->TensorMaps)
+          Maps.emplace_back(T, Buffers[K->Outputs.size() + T.Input].data());
+        for (EmuTensorMap &M : Maps)
+          Args.push_back(M.Bytes);
+        llvm::Error E = (*Kernels)[0]->launch(K->Grid, K->Block,
+                                              K->DynamicSharedBytes, Args);
+        ASSERT_FALSE(bool(E)) << llvm::toString(std::move(E));
+        ++Ran;
+        Tma += !K->TensorMaps.empty();
+        Specialized += C.V.Specialized;
+        // Negative twin, once: the first TMA kernel given maps that end
+        // after 8 columns of each operand must get a different product.
+        std::vector<unsigned char> Cut;
+        if (Tma == 1 && !K->TensorMaps.empty()) {
+          std::vector<void *> Short(Args.begin(),
+                                    Args.begin() + Buffers.size());
+          std::vector<EmuTensorMap> ShortMaps;
+          for (const KernelTensorMap &T : K->TensorMaps) {
+            TensorMapShape S = T;
+            S.Dims[0] = std::min<int64_t>(S.Dims[0], 8);
+            ShortMaps.emplace_back(S,
+                                   Buffers[K->Outputs.size() + T.Input].data());
           }
-        EXPECT_TRUE(Found) << X->name() << " is no graph output";
+          for (EmuTensorMap &M : ShortMaps)
+            Short.push_back(M.Bytes);
+          Cut.assign(Buffers[0].size(), 0xFF);
+          Short[0] = Cut.data();
+          llvm::Error E2 = (*Kernels)[0]->launch(K->Grid, K->Block,
+                                                 K->DynamicSharedBytes, Short);
+          ASSERT_FALSE(bool(E2)) << llvm::toString(std::move(E2));
+          EXPECT_NE(Cut, Buffers[0]) << "the tensor maps are not read";
+        }
+        for (size_t J = 0; J < K->Outputs.size(); ++J) {
+          const Value *X = K->Outputs[J];
+          Tensor Got = Tensor::copyOf(X->dtype(), X->type().staticDims(),
+                                      Buffers[J].data());
+          bool Found = false;
+          for (size_t I = 0; I < (*G)->outputs().size(); ++I)
+            if ((*G)->outputs()[I]->name() == X->name()) {
+              Found = true;
+              std::string D =
+                  compareValue(Got, (*Ref)[I], tolerance(X->dtype(), PO.Prec));
+              EXPECT_TRUE(D.empty())
+                  << X->name() << ", " << K->Summary << ": " << D;
+            }
+          EXPECT_TRUE(Found) << X->name() << " is no graph output";
+        }
       }
-    }
   std::cout << Ran << " GEMM kernels run, " << Specialized
-            << " warp-specialized, " << Tma << " fed by TMA\n";
+            << " warp-specialized, " << Tma << " fed by TMA, " << Prefetching
+            << " as dependent launches\n";
   EXPECT_GT(Specialized, 0u);
   EXPECT_GT(Tma, 0u);
+  EXPECT_GT(Prefetching, 0u);
 }
 
 namespace {
