@@ -619,10 +619,13 @@ codegen::emitGeneratedGemmVariant(const Node &Group, const CodegenOptions &Opts,
   GemmShape S = *SO;
   GroupInfo Info = groupInfo(Group);
   // Split (CodegenOptions::SplitNormGroups): this kernel stops at the
-  // normalization's input, which it stores; a row kernel does the rest.
+  // value normSplitValue names, which it stores; a row kernel does the
+  // rest (the residual add, the normalization).
   const Node *SplitNorm = nullptr;
+  const Value *SplitValue = nullptr;
   if (S.Norm && Opts.SplitNormGroups.count(Info.Id)) {
-    if (!normSplitValue(Group))
+    SplitValue = normSplitValue(Group);
+    if (!SplitValue)
       return groupError(Group, S.Norm,
                         "no split at the normalization: a member after it "
                         "reads another value of the epilogue");
@@ -743,7 +746,6 @@ codegen::emitGeneratedGemmVariant(const Node &Group, const CodegenOptions &Opts,
   // Members after the anchor, in body order; results split by whether the
   // normalization comes before them.
   // Split: the members up to the value the row kernel reads.
-  const Value *SplitValue = SplitNorm ? normSplitValue(Group) : nullptr;
   std::vector<const Node *> Nodes;
   for (const auto &M : Body->nodes()) {
     Nodes.push_back(M.get());

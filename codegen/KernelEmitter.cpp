@@ -542,8 +542,9 @@ emitGraphKernels(const Graph &G, const CodegenOptions &Opts) {
         if (!K)
           return K.takeError();
         Out.push_back(std::move(*K));
-        // Split: the members from the normalization on, as the library
-        // path's row kernel runs them, reading what the GEMM wrote.
+        // Split: the members after the GEMM's part (the residual add and
+        // the normalization), as the library path's row kernel runs them,
+        // reading the value the GEMM wrote.
         if (const Value *X = Opts.SplitNormGroups.count(groupInfo(*N).Id)
                                  ? normSplitValue(*N)
                                  : nullptr) {

@@ -682,8 +682,8 @@ Error Builder::addContractionGroup(const Node &Group, std::string &RunsAs) {
   std::string Tuned =
       Note == Opts.GemmNotes.end() ? "" : " (" + Note->second + ")";
   if (GemmGroups.count(Id)) {
-    // Split: the GEMM writes the normalization's input, a row kernel
-    // reads it and computes the group's results.
+    // Split: the GEMM writes normSplitValue (its product plus bias), a
+    // row kernel reads it and computes the group's results.
     const Value *X =
         Opts.SplitNormGroups.count(Id) ? normSplitValue(Group) : nullptr;
     auto It = KernelOf.find(X ? X : Group.result(0));
