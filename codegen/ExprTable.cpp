@@ -175,6 +175,7 @@ const ExprRule Rules[] = {
   {OpKind::And, CBool, "", "$0 && $1"},
   {OpKind::Or, CBool, "", "$0 || $1"},
   {OpKind::Where, CAll, "", "$0 ? $1 : $2"},
+  {OpKind::ApplyRowStats, CFP, "", "($0 - $1 * $3) * $2 * $4 + $5"},
   // Inference batch norm, operands X, scale, B, mean, var per channel.
   {OpKind::BatchNormalization, CFP, "",
    "($0 - $3) / sqrt$F($4 + $eps) * $1 + $2"},
@@ -532,6 +533,8 @@ llvm::Expected<std::string> elementwiseExpr(const Node &N,
       Acc = expand(R->Template, N, Compute, {Acc, Args[I]});
     return Acc;
   }
+  if (N.kind() == OpKind::ApplyRowStats && Args.size() > 6 && !Args[6].empty())
+    return "(" + expand(R->Template, N, Compute, Args) + " + " + Args[6] + ")";
   if (N.kind() == OpKind::Clip) {
     // Absent bounds are the type's extremes.
     std::string Lo =

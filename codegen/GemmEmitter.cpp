@@ -604,14 +604,57 @@ std::string generatedGemmUnsupported(const Node &Group, unsigned SmVersion) {
 
 llvm::Expected<GeneratedKernel> emitGeneratedGemm(const Node &Group,
                                                   const CodegenOptions &Opts,
-                                                  KernelNamer &Names) {
-  return emitGeneratedGemmVariant(Group, Opts, Names, nullptr);
+                                                  KernelNamer &Names,
+                                                  const Node *Stats) {
+  return emitGeneratedGemmVariant(Group, Opts, Names, nullptr, Stats);
+}
+
+const Node *statsNormOf(const Node &R) {
+  const Node *L = &R;
+  if (isFusedGroup(R)) {
+    if (!R.body() || R.body()->nodes().size() != 1)
+      return nullptr;
+    L = R.body()->nodes().front().get();
+  }
+  if (L->kind() != OpKind::LayerNormalization || L->numResults() < 3 ||
+      !L->result(1) || !L->result(2) || !L->operand(0)->type().isStatic())
+    return nullptr;
+  // Its normalized result unused (inside a group: not a result either).
+  if (L->result(0) && (L->result(0)->hasUses() ||
+                       L->result(0)->graph()->isOutput(L->result(0))))
+    return nullptr;
+  int64_t Rank = int64_t(dimsOf(L->operand(0)).size());
+  std::optional<int64_t> Axis =
+      normalizeAxis(L->attrs().getInt("axis", -1), Rank);
+  return Axis && *Axis == Rank - 1 ? L : nullptr;
+}
+
+const Value *statsNormValue(const Node &R, unsigned J) {
+  if (!isFusedGroup(R))
+    return R.result(J);
+  return R.body()->outputs()[J];
+}
+
+const Node *deferredStatsGroup(const Node &Group) {
+  std::string Why;
+  std::optional<GemmShape> S = analyze(Group, 90, Why);
+  if (!S || S->Norm)
+    return nullptr;
+  const Value *A = outerValue(Group, S->ASource);
+  for (const Value *V : Group.operands()) {
+    const Node *R = V ? V->producer() : nullptr;
+    const Node *L = R ? statsNormOf(*R) : nullptr;
+    if (L &&
+        (isFusedGroup(*R) ? outerValue(*R, L->operand(0)) : L->operand(0)) == A)
+      return R;
+  }
+  return nullptr;
 }
 
 llvm::Expected<GeneratedKernel>
 codegen::emitGeneratedGemmVariant(const Node &Group, const CodegenOptions &Opts,
-                                  KernelNamer &Names,
-                                  const GemmVariant *Force) {
+                                  KernelNamer &Names, const GemmVariant *Force,
+                                  const Node *Stats) {
   std::string Why;
   std::optional<GemmShape> SO = analyze(Group, Opts.SmVersion, Why);
   if (!SO)
@@ -809,10 +852,42 @@ codegen::emitGeneratedGemmVariant(const Node &Group, const CodegenOptions &Opts,
                       "loop without split K, one 2-byte result and whole "
                       "tiles");
 
+  // A deferred LayerNorm's statistics (Stats, deferredStatsGroup): the
+  // consumers sum A's rows from the stages as they multiply them; the
+  // body inputs holding the statistics become registers, and Stats'
+  // results are stored here (its own kernel does not run).
+  const Node *StatsNorm = nullptr;
+  llvm::DenseMap<const Value *, bool> StatIn; // body input -> is the mean
+  if (Stats) {
+    if (Stats != deferredStatsGroup(Group))
+      return groupError(Group, nullptr,
+                        "internal: the statistics are not of A's rows");
+    if (!Tma || KSplit != 1 || S.Norm || SplitNorm || S.K % 64 != 0 ||
+        S.ASource != S.A)
+      return groupError(
+          Group, nullptr,
+          "no LayerNorm statistics in the GEMM: it needs the TMA loop "
+          "without split K or a normalization, K a multiple of 64 and A "
+          "read as it is");
+    StatsNorm = statsNormOf(*Stats);
+    for (unsigned I = 0; I < Group.numOperands(); ++I) {
+      const Value *V = Group.operand(I);
+      if (!V || V->producer() != Stats || I >= Body->inputs().size())
+        continue;
+      const Value *Inner = statsNormValue(*Stats, V->resultIndex());
+      if (Inner != StatsNorm->result(1) && Inner != StatsNorm->result(2))
+        return groupError(Group, nullptr,
+                          "internal: reads a LayerNorm result other than its "
+                          "statistics");
+      StatIn[Body->inputs()[I]] = Inner == StatsNorm->result(1);
+    }
+  }
+
   // The kernel computes every member: it reads the group's operands (A
   // and B among them) and constants.
   std::vector<const Value *> Reads = externalReads(
       Group, OutBody, llvm::DenseSet<const Node *>(Nodes.begin(), Nodes.end()));
+  llvm::erase_if(Reads, [&](const Value *V) { return StatIn.count(V); });
 
   CodegenOptions O = groupOptions(Group, Opts);
   O.BlockSize = Threads;
@@ -822,6 +897,13 @@ codegen::emitGeneratedGemmVariant(const Node &Group, const CodegenOptions &Opts,
   std::vector<std::string> OutParams, InParams;
   for (const Value *V : OutOuter)
     OutParams.push_back(B.addOutput(V));
+  // Stats' results: (parameter, is the mean).
+  std::vector<std::pair<std::string, const Value *>> StatOut;
+  if (Stats)
+    for (unsigned J = 0; J < Stats->numResults(); ++J)
+      if (const Value *V = Stats->result(J))
+        if (J > 0 || isFusedGroup(*Stats)) // not the unused normalized row
+          StatOut.push_back({B.addOutput(V), V});
   std::vector<const Value *> InOuter;
   std::string AParam, BParam;
   for (const Value *V : Reads) {
@@ -861,6 +943,9 @@ codegen::emitGeneratedGemmVariant(const Node &Group, const CodegenOptions &Opts,
                        " (a row kernel follows)"
                  : "") +
       (PrefetchB ? ", B fetched before the previous grid ends" : "") +
+      (Stats ? ", the statistics of A's rows for a deferred LayerNorm (" +
+                   memberName(*StatsNorm) + ")"
+             : "") +
       (AsyncA && AsyncB ? "" : ", element loads");
   B.describeGroup(Info.Id, std::move(NodeNames),
                   groupSummary(Group, Desc, Nodes, InOuter, OutOuter));
@@ -894,10 +979,10 @@ codegen::emitGeneratedGemmVariant(const Node &Group, const CodegenOptions &Opts,
       TmapA = B.addTensorMap(InputOf(S.ASource), Maps[0]);
       TmapB = B.addTensorMap(InputOf(S.B), Maps[1]);
     }
-    Loop = wgmmaMainLoop(W, TransB, S.M, S.N, S.K, Tn, AParam, BParam,
-                         Specialized, Tma, TmapA, TmapB, int(KSplit),
-                         KSplit > 1 ? KSplitMany : KSplitOne, Persistent,
-                         MoveRegisters, KSplit > 1 || S.Norm, PrefetchB);
+    Loop = wgmmaMainLoop(
+        W, TransB, S.M, S.N, S.K, Tn, AParam, BParam, Specialized, Tma, TmapA,
+        TmapB, int(KSplit), KSplit > 1 ? KSplitMany : KSplitOne, Persistent,
+        MoveRegisters, KSplit > 1 || S.Norm, PrefetchB, Stats != nullptr);
     // The producers stayed for the reduction's barriers; the epilogue is
     // the consumers'.
     if (KSplit > 1)
@@ -952,6 +1037,55 @@ codegen::emitGeneratedGemmVariant(const Node &Group, const CodegenOptions &Opts,
     FusedValueEmitter VE(B, Group, Nodes);
     for (size_t I = 0; I < Reads.size(); ++I)
       VE.setParam(Reads[I], InParams[I]);
+    if (Stats) {
+      // Each lane pair's halves of its row combined (Chan's formula, equal
+      // counts), then each accumulator row's statistics fetched from the
+      // pair holding it (rows g and g + 8 of the warp's 16).
+      double Eps = StatsNorm->attrs().getFloat("epsilon", 1e-5);
+      P.line("float st_mean, st_rstd;");
+      {
+        auto Sc = P.scope("");
+        P.line("constexpr float st_n = K / 2;");
+        P.line("const float m = st_p + st_s1 / st_n, q = st_s2 - st_s1 * "
+               "st_s1 / st_n;");
+        P.line("const float mo = __shfl_xor_sync(0xffffffffu, m, 1);");
+        P.line("const float qo = __shfl_xor_sync(0xffffffffu, q, 1);");
+        P.line("const float d = mo - m;");
+        P.line("st_mean = 0.5f * (m + mo);");
+        P.line("st_rstd = rsqrtf((q + qo + d * d * (0.5f * st_n)) / K + " +
+               floatLiteral(Eps) + ");");
+      }
+      P.line("float st_rm[2], st_rr[2];");
+      P.line("#pragma unroll");
+      {
+        auto L = P.scope("for (int h = 0; h < 2; ++h)");
+        P.line("st_rm[h] = __shfl_sync(0xffffffffu, st_mean, 2 * (g + 8 * "
+               "h));");
+        P.line("st_rr[h] = __shfl_sync(0xffffffffu, st_rstd, 2 * (g + 8 * "
+               "h));");
+      }
+      // One lane per row of the first column block stores them.
+      {
+        auto If = P.scope("if (n0 == 0 && (lane & 1) == 0 && m0 + st_row < M)");
+        for (const auto &[Param, V] : StatOut) {
+          const Value *Inner = statsNormValue(*Stats, V->resultIndex());
+          std::string Val =
+              Inner == StatsNorm->result(1) ? "st_mean" : "st_rstd";
+          P.line(Param + "[m0 + st_row] = " + storeExpr(V->dtype(), Val) + ";");
+        }
+      }
+    }
+    // The statistics' body inputs at C: the registers above.
+    auto RememberStats = [&](const Coords &C) -> llvm::Error {
+      for (const auto &[V, IsMean] : StatIn)
+        for (const Use &U : V->uses()) {
+          auto CC = VE.broadcastCoords(*U.User, V, S.ResultDims, C);
+          if (!CC)
+            return CC.takeError();
+          VE.remember(V, *CC, IsMean ? "st_rm[h]" : "st_rr[h]");
+        }
+      return llvm::Error::success();
+    };
 
     // Interior tiles need no bounds test; leaving it out when every tile
     // is interior lets the compiler issue the epilogue's loads (bias,
@@ -1085,6 +1219,8 @@ codegen::emitGeneratedGemmVariant(const Node &Group, const CodegenOptions &Opts,
       }
       llvm::Error E =
           ForElements("", false, [&](const Coords &C) -> llvm::Error {
+            if (auto E = RememberStats(C))
+              return E;
             if (auto E = Product(C))
               return E;
             return StoreResults(C, false);

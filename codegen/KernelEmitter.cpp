@@ -20,6 +20,7 @@
 #include "codegen/LibraryEpilogue.h"
 #include "ir/FusedGroup.h"
 #include "ir/OpRegistry.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/Support/raw_ostream.h"
 #include <algorithm>
 #include <cassert>
@@ -529,11 +530,68 @@ emitKernel(const Node &N, const CodegenOptions &Opts, KernelNamer &Names) {
   return std::optional<GeneratedKernel>(B.finish());
 }
 
+/// The generated GEMM group that computes the statistics of deferred
+/// LayerNorm group R itself (deferredStatsGroup), or null: the first of
+/// R's readers, if it runs as a generated GEMM and every other operand of
+/// it is ready where R stands (its kernel is scheduled there).
+static const Node *statsConsumer(const Graph &G, const Node &R,
+                                 const CodegenOptions &Opts) {
+  llvm::DenseSet<const Value *> Ready;
+  for (const Value *V : G.inputs())
+    Ready.insert(V);
+  llvm::DenseMap<const Node *, size_t> Pos;
+  bool Before = true;
+  for (const auto &N : G.nodes()) {
+    Pos[N.get()] = Pos.size();
+    Before &= N.get() != &R;
+    if (Before)
+      for (const Value *V : N->results())
+        Ready.insert(V);
+  }
+  const Node *First = nullptr;
+  for (const Value *V : R.results()) {
+    if (V && G.isOutput(V))
+      return nullptr; // (only the statistics are results: statsNormOf)
+    for (const Use &U : V ? V->uses() : llvm::ArrayRef<Use>())
+      if (!First || Pos[U.User] < Pos[First])
+        First = U.User;
+  }
+  if (!First)
+    return nullptr;
+  const Node &C = *First;
+  if (!isFusedGroup(C) || groupInfo(C).Kind != GroupKind::Contraction ||
+      !Opts.GeneratedGemmGroups.count(groupInfo(C).Id) ||
+      Opts.SplitNormGroups.count(groupInfo(C).Id) ||
+      deferredStatsGroup(C) != &R)
+    return nullptr;
+  bool AllReady = llvm::all_of(C.operands(), [&](const Value *O) {
+    return !O || O->isConstant() || O->producer() == &R || Ready.count(O);
+  });
+  return AllReady ? &C : nullptr;
+}
+
 llvm::Expected<std::vector<GeneratedKernel>>
 emitGraphKernels(const Graph &G, const CodegenOptions &Opts) {
   KernelNamer Names(G);
   std::vector<GeneratedKernel> Out;
+  // Generated GEMMs emitted early, where the LayerNorm group whose
+  // statistics they compute stood (its own kernel then not emitted).
+  llvm::DenseSet<const Node *> Early;
   for (const auto &N : G.nodes()) {
+    if (Early.count(N.get()))
+      continue;
+    if (Opts.SmVersion >= 90 && !Opts.GeneratedGemmGroups.empty() &&
+        statsNormOf(*N))
+      if (const Node *C = statsConsumer(G, *N, Opts)) {
+        auto K = emitGeneratedGemm(*C, Opts, Names, N.get());
+        if (K) {
+          Out.push_back(std::move(*K));
+          Early.insert(C);
+          continue;
+        }
+        // This GEMM's loop cannot: the group runs its own kernel.
+        llvm::consumeError(K.takeError());
+      }
     if (isFusedGroup(*N) && groupInfo(*N).Kind == GroupKind::Contraction) {
       // The library call runs the anchor and what it absorbs; one
       // generated kernel runs the rest of the chain.

@@ -108,10 +108,24 @@ emitFusedKernel(const Node &Group, llvm::ArrayRef<const Node *> Nodes,
 std::string generatedGemmUnsupported(const Node &Group, unsigned SmVersion);
 /// That kernel (GemmEmitter.cpp): the whole group (matmul, epilogue, row
 /// normalization) in one launch, named `solder_<index>_g<id>_gemm`; an
-/// error naming the group when unsupported.
+/// error naming the group when unsupported. Stats (deferredStatsGroup of
+/// Group): the kernel also computes that group's LayerNorm statistics of
+/// A's rows and stores its results, so its own kernel need not run; an
+/// error when this GEMM's main loop cannot (no TMA loop, split K, K not a
+/// multiple of 64).
 llvm::Expected<GeneratedKernel> emitGeneratedGemm(const Node &Group,
                                                   const CodegenOptions &Opts,
-                                                  KernelNamer &Names);
+                                                  KernelNamer &Names,
+                                                  const Node *Stats = nullptr);
+
+/// The node (a LayerNormalization, or a group of one) computing
+/// norm-deferral's statistics of the last axis of contraction group
+/// Group's A, its normalized result unused, which Group reads; or null.
+const Node *deferredStatsGroup(const Node &Group);
+/// R's LayerNormalization when R is such a node, else null.
+const Node *statsNormOf(const Node &R);
+/// The LayerNormalization's result behind R's result J.
+const Value *statsNormValue(const Node &R, unsigned J);
 
 /// The value a contraction group with a row normalization in its epilogue
 /// passes from its generated GEMM to its row kernel when it runs split

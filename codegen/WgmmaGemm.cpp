@@ -188,10 +188,10 @@ $TILE_BEGIN
 float acc[MT][NT][4];
 #pragma unroll
 for (int nt = 0; nt < NT; ++nt)
-  acc[0][nt][0] = acc[0][nt][1] = acc[0][nt][2] = acc[0][nt][3] = 0.f;
+  acc[0][nt][0] = acc[0][nt][1] = acc[0][nt][2] = acc[0][nt][3] = 0.f;$STATS_INIT
 for (int kt = 0; kt < $CONSUMER_KT; ++kt) {
   solder_mbar_wait(full_u + 8 * rs, ph);
-$ISSUE_STEP
+$ISSUE_STEP$STATS_STEP
   // Step kt - 1's wgmmas are done: its stage may be refilled.
   solder_wgmma_wait<1>();
   if (prev >= 0)
@@ -279,6 +279,35 @@ $TMA_B
       solder_grid_wait();
       first = false;
     })";
+// Row statistics of A (a deferred LayerNorm's, GemmEmitter.cpp): lanes
+// 2i and 2i + 1 of warp w sum row 16 w + i of the block's tile, which the
+// warp's accumulators hold, half of each stage's 64 columns each, shifted
+// by the first value they read (a mean far from 0 cannot cancel the
+// variance). A row's 128 bytes keep their chunks under the swizzle, so
+// chunk c is at c ^ (row % 8). The reads run while the step's wgmmas do.
+const char *const StatsInit = R"(
+const int st_row = warp * 16 + (lane >> 1);
+const unsigned char *const st_tile =
+    solder_dyn_smem + (as_u - solder_smem(solder_dyn_smem)) + st_row * 128;
+float st_p = 0.f, st_s1 = 0.f, st_s2 = 0.f;)";
+const char *const StatsStep = R"(
+  {
+    const unsigned char *const st_a = st_tile + rs * A_STAGE;
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      const int c = (lane & 1) * 4 + j;
+      const uint4 v = *reinterpret_cast<const uint4 *>(st_a + ((c ^ (st_row & 7)) << 4));
+      const $T *const e = reinterpret_cast<const $T *>(&v);
+      if (kt == 0 && j == 0)
+        st_p = $TO_FLOAT(e[0]);
+#pragma unroll
+      for (int q = 0; q < 8; ++q) {
+        const float d = $TO_FLOAT(e[q]) - st_p;
+        st_s1 += d;
+        st_s2 += d * d;
+      }
+    }
+  })";
 // The consumers read the previous grid's writes only in the epilogue
 // (bias, residual), but wait at once: they idle until a stage is full.
 const char *const ConsumerWait = "\nsolder_grid_wait();";
@@ -477,9 +506,11 @@ std::string wgmmaMainLoop(const WgmmaTile &T, bool TransB, int64_t M, int64_t N,
                           const std::string &TmapB, int KSplit,
                           const std::string &KSplitText, bool Persistent,
                           bool MoveRegisters, bool ProducersStay,
-                          bool PrefetchB) {
+                          bool PrefetchB, bool RowStats) {
   if (PrefetchB && !Tma)
     PrefetchB = false;
+  if (RowStats && (!Specialized || KSplit > 1))
+    RowStats = false;
   // N-major B is stored in whole 64-column blocks.
   int64_t BStage = TransB ? int64_t(T.BN) * 128 : ceilDiv(T.BN, 64) * 8192;
   // Texts first (each may hold the names of the next), names last.
@@ -506,28 +537,32 @@ std::string wgmmaMainLoop(const WgmmaTile &T, bool TransB, int64_t M, int64_t N,
        {"BLOCK_VARS", BlockVars},
        {"LOAD_STAGE", LoadStage},
        {"ISSUE_STEP", IssueStep},
+       {"STATS_INIT", RowStats ? StatsInit : ""},
+       {"STATS_STEP", RowStats ? StatsStep : ""},
        {"TMAP_A", TmapA},
        {"TMAP_B", TmapB}});
   Loop = substitute(std::move(Loop), {{"SETUP_B", TransB ? SetupBNK : SetupBKN},
                                       {"COPY_B", TransB ? CopyBNK : CopyBKN}});
-  return substitute(std::move(Loop),
-                    {{"BM", std::to_string(T.BM)},
-                     {"BN", std::to_string(T.BN)},
-                     {"STAGES", std::to_string(T.Stages)},
-                     {"BSTAGE", std::to_string(BStage)},
-                     // Descriptor steps per 16 of K: 32 bytes along a
-                     // K-major row, 16 rows of an N-major block.
-                     {"BKSTEP", TransB ? "32" : "2048"},
-                     {"BLBO", TransB ? "16" : "8192"},
-                     {"M", std::to_string(M) + "LL"},
-                     {"N", std::to_string(N)},
-                     {"K", std::to_string(K)},
-                     {"SPLIT", std::to_string(KSplit)},
-                     {"TILES_M", std::to_string(ceilDiv(M, T.BM))},
-                     {"TILES_N", std::to_string(ceilDiv(N, T.BN))},
-                     {"T", ElemType},
-                     {"APARAM", APtr},
-                     {"BPARAM", BPtr}});
+  return substitute(
+      std::move(Loop),
+      {{"BM", std::to_string(T.BM)},
+       {"BN", std::to_string(T.BN)},
+       {"STAGES", std::to_string(T.Stages)},
+       {"BSTAGE", std::to_string(BStage)},
+       // Descriptor steps per 16 of K: 32 bytes along a
+       // K-major row, 16 rows of an N-major block.
+       {"BKSTEP", TransB ? "32" : "2048"},
+       {"BLBO", TransB ? "16" : "8192"},
+       {"M", std::to_string(M) + "LL"},
+       {"N", std::to_string(N)},
+       {"K", std::to_string(K)},
+       {"SPLIT", std::to_string(KSplit)},
+       {"TILES_M", std::to_string(ceilDiv(M, T.BM))},
+       {"TILES_N", std::to_string(ceilDiv(N, T.BN))},
+       {"T", ElemType},
+       {"TO_FLOAT", ElemType == "__half" ? "__half2float" : "__bfloat162float"},
+       {"APARAM", APtr},
+       {"BPARAM", BPtr}});
 }
 
 } // namespace codegen

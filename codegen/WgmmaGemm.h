@@ -75,6 +75,11 @@ unsigned wgmmaSharedBytes(const WgmmaTile &T, bool Specialized = false);
 /// fetches B's first stages before waiting for the previous grid
 /// (solder_grid_wait, KernelBuilder::waitForPreviousGridInBody), the
 /// consumers wait before anything else.
+/// RowStats (the specialized loop, no split): each consumer also sums its
+/// rows of A's stages as they pass (st_p, st_s1, st_s2: pivot, shifted sum
+/// and sum of squares of half of row 16 * warp + lane / 2, the other half
+/// in lane ^ 1), for a deferred LayerNorm's statistics; K must be a
+/// multiple of 64 (no zero-filled columns summed).
 std::string wgmmaMainLoop(const WgmmaTile &T, bool TransB, int64_t M, int64_t N,
                           int64_t K, const std::string &ElemType,
                           const std::string &APtr, const std::string &BPtr,
@@ -83,7 +88,8 @@ std::string wgmmaMainLoop(const WgmmaTile &T, bool TransB, int64_t M, int64_t N,
                           const std::string &TmapB = "", int KSplit = 1,
                           const std::string &KSplitText = "",
                           bool Persistent = false, bool MoveRegisters = false,
-                          bool ProducersStay = false, bool PrefetchB = false);
+                          bool ProducersStay = false, bool PrefetchB = false,
+                          bool RowStats = false);
 
 /// Which main loop a generated GEMM uses, forced (tests, tile sweeps);
 /// BM = 0 lets the wgmma tile be chosen, KSplit = 0 the split of K.
@@ -119,9 +125,11 @@ WgmmaTile chooseTmaTile(int64_t M, int64_t N);
 /// emitGeneratedGemm with the main loop forced (nullptr: chosen as
 /// emitGeneratedGemm chooses). An error when the forced path does not
 /// apply to the group.
+/// Stats: see emitGeneratedGemm.
 llvm::Expected<GeneratedKernel>
 emitGeneratedGemmVariant(const Node &Group, const CodegenOptions &Opts,
-                         KernelNamer &Names, const GemmVariant *Force);
+                         KernelNamer &Names, const GemmVariant *Force,
+                         const Node *Stats = nullptr);
 
 } // namespace codegen
 } // namespace solder

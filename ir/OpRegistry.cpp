@@ -80,12 +80,9 @@ const AttrSpec ResizeAttrs[] = {{"antialias", K::Int},
                                 {"keep_aspect_ratio_policy", K::String},
                                 {"mode", K::String},
                                 {"nearest_mode", K::String}};
-const AttrSpec AttentionAttrs[] = {{"id", K::Int},
-                                   {"is_causal", K::Int},
-                                   {"kv_num_heads", K::Int},
-                                   {"members", K::Strings},
-                                   {"q_num_heads", K::Int},
-                                   {"scale", K::Float}};
+const AttrSpec AttentionAttrs[] = {
+    {"id", K::Int},          {"is_causal", K::Int},   {"kv_num_heads", K::Int},
+    {"members", K::Strings}, {"q_num_heads", K::Int}, {"scale", K::Float}};
 const AttrSpec FusedGroupAttrs[] = {
     {"id", K::Int}, {"kind", K::String}, {"members", K::Strings}};
 
@@ -183,6 +180,8 @@ Extra extraFor(OpKind Op) {
     return {none(), broadcastLogical};
   case OpKind::Where:
     return {none(), where};
+  case OpKind::ApplyRowStats:
+    return {none(), applyRowStats};
   case OpKind::Identity:
     return {none(), sameAsFirst, true, true};
   case OpKind::Reshape:

@@ -42,6 +42,12 @@
 //   horizontal-matmul-     before epilogue-fusion, so the packed MatMul
 //     fusion               takes the packed bias as its epilogue and the
 //                          Slices it leaves are absorbed by their users.
+//   norm-deferral          --defer-norms, f16/bf16 GPU plans: after
+//                          horizontal-matmul-fusion (one packed QKV
+//                          weight to fold gamma into) and attention-
+//                          recognition (which matches the projections),
+//                          before epilogue-fusion, which takes each
+//                          ApplyRowStats into its matmul's chain.
 //   epilogue-fusion        last, on the final ops (after legalization, so a
 //                          group's anchor is what the library runs): each
 //                          contraction takes its elementwise chain.
@@ -74,6 +80,7 @@
 #include "passes/IdentityElimination.h"
 #include "passes/LoopFusion.h"
 #include "passes/MatMulBroadcastLegalization.h"
+#include "passes/NormDeferral.h"
 #include "passes/NormEpilogueFusion.h"
 #include "passes/NormRecognition.h"
 #include "passes/PrecisionConversion.h"
@@ -138,6 +145,8 @@ std::vector<Stage> buildStages(const PipelineOptions &Opts,
     if (Opts.TargetGpu && Opts.Attention != AttentionKernels::Generated)
       S.back().Passes.push_back(std::make_unique<AttentionMaskFloor>());
     S.back().Passes.push_back(std::make_unique<HorizontalMatMulFusion>(Fusion));
+    if (Opts.DeferNorms && Opts.TargetGpu && Reduced)
+      S.back().Passes.push_back(std::make_unique<NormDeferral>());
     S.back().Passes.push_back(std::make_unique<EpilogueFusion>(Fusion));
     S.back().Passes.push_back(std::make_unique<LoopFusion>(Fusion));
     if (Opts.TargetGpu)
@@ -173,6 +182,8 @@ std::vector<std::string> pipelinePassNames() {
   PipelineOptions All;
   All.TargetGpu = true;
   All.FuseAttention = true; // else attention-recognition is left out
+  All.DeferNorms = true;
+  All.Prec = Precision::F16;
   FusionState Fusion({});
   for (Stage &S : buildStages(All, Fusion))
     for (auto &P : S.Passes)

@@ -47,6 +47,10 @@ struct PipelineOptions {
   /// With Attention == Cudnn every attention is fused (the thresholds
   /// are the generated kernel's). `--no-fuse-attention` clears it.
   bool AutoAttention = true;
+  /// norm-deferral runs (f16/bf16 GPU plans, with fusion): LayerNorms whose
+  /// users are matmuls and residual adds hand those users their input and
+  /// row statistics instead (`--defer-norms`; passes/NormDeferral.h).
+  bool DeferNorms = false;
   /// `--gemm-kernels`: not read by any pass; carried to the GPU plan
   /// builder (PlanOptions::Gemm) by the tools that build plans from a
   /// pipeline run (test-onnx, run on the cuda backend).

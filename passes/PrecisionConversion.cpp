@@ -150,6 +150,9 @@ const PrecisionRule Policy[] = {
      "mean and variance in fp32 inside its kernel (two-pass); the "
      "normalised row is stored reduced"},
     {OpKind::RMSNormalization, false, "mean square in fp32 inside its kernel"},
+    {OpKind::ApplyRowStats, false,
+     "computed in fp32 inside the kernel; its statistics are fp32 (a "
+     "deferred LayerNorm's, made after this pass)"},
     {OpKind::ReduceMean, false, "accumulates in fp32 inside its kernel"},
     {OpKind::ReduceL2, false,
      "sums squares in fp32 inside its kernel; the root fits the reduced "

@@ -260,6 +260,16 @@ FusionFlags::FusionFlags(cl::SubCommand &Sub, cl::OptionCategory &Cat)
                       cl::desc("Fuse no attention, not even the automatic "
                                "fp16/bf16 cases"),
                       cl::sub(Sub), cl::cat(Cat)),
+      DeferNorms("defer-norms",
+                 cl::desc("f16/bf16: defer each LayerNorm read by matmuls "
+                          "and residual adds into them (they take its input "
+                          "and row statistics; generated GEMMs compute the "
+                          "statistics themselves, so no LayerNorm kernel "
+                          "runs). Experimental: correct, but slower so far "
+                          "(the corrections' loads in the GEMM epilogues "
+                          "cost more than the LayerNorm kernels), and not "
+                          "tried by compile --tune"),
+                 cl::sub(Sub), cl::cat(Cat)),
       Disabled("disable-fusion", cl::value_desc("id|onnx-node"),
                cl::desc("Do not form one fused group: a group id (as "
                         "--fusion-report prints it) or an ONNX node name "
@@ -342,6 +352,7 @@ static Error applyFusionFlags(const FusionFlags &F, OptionsT &O) {
   O.Attention = *A;
   O.NoFusion = F.noFusion();
   O.FuseAttention = F.fuseAttention();
+  O.DeferNorms = F.deferNorms();
   O.AutoAttention = F.autoAttention();
   O.DisabledFusions = F.disabledFusions();
   return Error::success();

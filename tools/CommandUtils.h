@@ -97,6 +97,7 @@ public:
   FusionFlags(llvm::cl::SubCommand &Sub, llvm::cl::OptionCategory &Cat);
   bool noFusion() const { return NoFusion; }
   bool fuseAttention() const { return FuseAttention; }
+  bool deferNorms() const { return DeferNorms; }
   bool autoAttention() const { return !NoFuseAttention; }
   bool dependentLaunch() const { return DependentLaunch; }
   /// --gemm-kernels, or a usage error naming the bad value.
@@ -115,7 +116,7 @@ public:
 
 private:
   llvm::cl::opt<bool> NoFusion;
-  llvm::cl::opt<bool> FuseAttention, NoFuseAttention;
+  llvm::cl::opt<bool> FuseAttention, NoFuseAttention, DeferNorms;
   llvm::cl::list<std::string> Disabled;
   llvm::cl::opt<std::string> Gemm, Attention;
   llvm::cl::opt<bool> DependentLaunch;

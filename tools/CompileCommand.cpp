@@ -117,6 +117,7 @@ Expected<CompiledOnnxModel> compileOnnxModel(StringRef Path,
   CO.DisabledPasses = Opts.DisabledPasses;
   CO.NoFusion = Opts.NoFusion;
   CO.FuseAttention = Opts.FuseAttention;
+  CO.DeferNorms = Opts.DeferNorms;
   CO.AutoAttention = Opts.AutoAttention;
   CO.Gemm = Opts.Gemm;
   CO.Attention = Opts.Attention;
@@ -181,10 +182,12 @@ loadOrCompileModel(StringRef Path, const ModelLoadOptions &Opts) {
                                "compile`");
     if (Opts.NoFusion || !Opts.DisabledFusions.empty() ||
         Opts.Gemm != GemmKernels::Auto ||
-        Opts.Attention != AttentionKernels::Auto || Opts.DependentLaunch)
+        Opts.Attention != AttentionKernels::Auto || Opts.DependentLaunch ||
+        Opts.DeferNorms)
       return createStringError(inconvertibleErrorCode(),
                                "--no-fusion, --disable-fusion, --gemm-kernels, "
-                               "--attention-kernels and --dependent-launch do "
+                               "--attention-kernels, --dependent-launch and "
+                               "--defer-norms do "
                                "not apply to a plan file: they were fixed by "
                                "`solder compile`");
     Expected<std::shared_ptr<CompiledModel>> M = CompiledModel::loadPlan(Path);

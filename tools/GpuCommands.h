@@ -48,6 +48,7 @@ struct ModelLoadOptions {
   /// --test-perturb-group of compare.
   bool NoFusion = false;
   bool FuseAttention = false;           ///< --fuse-attention
+  bool DeferNorms = false;              ///< --defer-norms
   bool AutoAttention = true;            ///< not --no-fuse-attention
   GemmKernels Gemm = GemmKernels::Auto; ///< --gemm-kernels
   AttentionKernels Attention = AttentionKernels::Auto; ///< --attention-kernels

@@ -126,6 +126,14 @@ struct CompileOptions {
   /// Scaled dot-product attention becomes one Attention op (one generated
   /// flash-attention kernel on the GPU) everywhere; `--fuse-attention`.
   bool FuseAttention = false;
+  /// f16/bf16 GPU plans: every LayerNorm whose users are matmuls (reading
+  /// it as A, constant weights) and residual adds is deferred into them:
+  /// they read its input and its row statistics, which a generated GEMM
+  /// computes from the tiles it multiplies, so no LayerNorm kernel runs
+  /// (`--defer-norms`; passes/NormDeferral.h). Experimental: measured
+  /// slower than the split chain so far (bench/RESULTS.md); Tune does not
+  /// try it.
+  bool DeferNorms = false;
   /// Who runs matmul contraction groups: the library (cuBLASLt plus a
   /// generated kernel for the rest of the epilogue), one generated
   /// tensor-core GEMM with the whole epilogue, LayerNorm included

@@ -126,6 +126,34 @@ llvm::Error where(InferContext &C) {
   return llvm::Error::success();
 }
 
+llvm::Error applyRowStats(InferContext &C) {
+  const TensorType &Y = C.operandType(0);
+  if (!isFloat(Y.Elem))
+    return C.error("expects a float Y, got " + dtypeName(Y.Elem));
+  for (unsigned I = 1; I < C.numOperands(); ++I) {
+    if (!C.hasOperand(I))
+      continue;
+    const TensorType &T = C.operandType(I);
+    // Statistics and per-column vectors may be f32 under a reduced Y; the
+    // addend Z has Y's type.
+    bool MayBeF32 = I >= 1 && I <= 5;
+    if (T.Elem != Y.Elem && !(MayBeF32 && T.Elem == DType::F32))
+      return C.error("operand " + llvm::Twine(I) + " is " + dtypeName(T.Elem) +
+                     " but Y is " + dtypeName(Y.Elem) +
+                     (MayBeF32 ? " (it may also be f32)" : ""));
+    Shape Out;
+    std::string Err;
+    if (!broadcastShapes(Y.Dims, T.Dims, Out, Err))
+      return C.error("operand " + llvm::Twine(I) +
+                     " does not broadcast to Y: " + Err);
+    if (!(Out == Y.Dims))
+      return C.error("operand " + llvm::Twine(I) +
+                     " broadcasts Y to another shape");
+  }
+  C.setResultType(0, TensorType(Y.Elem, Y.Dims));
+  return llvm::Error::success();
+}
+
 llvm::Error clipLike(InferContext &C) {
   // Clip's bounds, PRelu's slope and BatchNormalization's statistics are
   // broadcast into operand 0, whose type the result keeps.

@@ -24,6 +24,7 @@ llvm::Error broadcastArith(InferContext &C);
 llvm::Error broadcastCompare(InferContext &C);
 llvm::Error broadcastLogical(InferContext &C);
 llvm::Error where(InferContext &C);
+llvm::Error applyRowStats(InferContext &C);
 llvm::Error clipLike(InferContext &C); // result = operand 0, rest scalars
 llvm::Error cumSum(InferContext &C);
 llvm::Error trilu(InferContext &C);

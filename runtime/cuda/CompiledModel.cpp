@@ -96,6 +96,7 @@ static PipelineOptions pipelineOptions(const CompileOptions &Opts) {
   PO.TargetGpu = Opts.Backend == ExecutionBackend::Cuda;
   PO.NoFusion = Opts.NoFusion;
   PO.FuseAttention = Opts.FuseAttention;
+  PO.DeferNorms = Opts.DeferNorms;
   PO.AutoAttention = Opts.AutoAttention;
   PO.Attention = Opts.Attention;
   PO.DisabledFusions = Opts.DisabledFusions;

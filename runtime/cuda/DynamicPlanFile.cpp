@@ -46,6 +46,7 @@ static json::Object header(const CompileOptions &O) {
                       {"allow_tf32", O.AllowTF32},
                       {"no_fusion", O.NoFusion},
                       {"fuse_attention", O.FuseAttention},
+                      {"defer_norms", O.DeferNorms},
                       {"auto_attention", O.AutoAttention},
                       {"gemm_kernels", gemmKernelsName(O.Gemm)},
                       {"attention_kernels", attentionKernelsName(O.Attention)},
@@ -153,6 +154,7 @@ static Expected<CompileOptions> options(const json::Object &H) {
   O.AllowTF32 = H.getBoolean("allow_tf32").getValueOr(false);
   O.NoFusion = H.getBoolean("no_fusion").getValueOr(false);
   O.FuseAttention = H.getBoolean("fuse_attention").getValueOr(false);
+  O.DeferNorms = H.getBoolean("defer_norms").getValueOr(false);
   O.AutoAttention = H.getBoolean("auto_attention").getValueOr(true);
   // Absent in files written before these were recorded: auto.
   std::optional<GemmKernels> Gemm = parseGemmKernels(

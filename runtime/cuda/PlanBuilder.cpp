@@ -840,6 +840,16 @@ void Builder::recordGroup(const Node &N, size_t FirstStep, std::string RunsAs) {
     // (the part has no buffer).
     if (const Node *P = V->producer(); P && isReadThroughByAttention(*P))
       V = P->operand(0);
+    // A deferred LayerNorm's statistics this group's GEMM computes are its
+    // results (what it writes), not operands.
+    if (const Node *P = V->producer();
+        P && statsNormOf(*P) && isFusedGroup(N)) {
+      auto It = KernelOf.find(V);
+      if (It != KernelOf.end() && Gen[It->second].GroupId == PG.G.Id) {
+        PG.Results.push_back(V);
+        continue;
+      }
+    }
     PG.Operands.push_back(V);
   }
   for (const Value *V : N.results())
@@ -993,6 +1003,15 @@ Error Builder::scheduleNode(const Node &N) {
     if (It == KernelOf.end())
       continue;
     Covered = true;
+    // A deferred LayerNorm's statistics, computed by the generated GEMM
+    // that reads them first (emitGraphKernels): that group schedules it.
+    const GeneratedKernel &K = Gen[It->second];
+    if (statsNormOf(N) && K.GroupId >= 0 &&
+        (!isFusedGroup(N) || K.GroupId != groupInfo(N).Id)) {
+      RunsAs = "in group " + std::to_string(K.GroupId) + "'s generated GEMM " +
+               K.Name;
+      continue;
+    }
     if (!Scheduled[It->second])
       RunsAs +=
           (RunsAs.empty() ? "generated kernel " : ", ") + Gen[It->second].Name;

@@ -457,6 +457,51 @@ llvm::Error evalWhere(KernelContext &Ctx) {
 }
 
 //===----------------------------------------------------------------------===//
+// ApplyRowStats
+//===----------------------------------------------------------------------===//
+
+llvm::Error evalApplyRowStats(KernelContext &Ctx) {
+  std::vector<const Tensor *> Ops;
+  for (unsigned I = 0; I < 6; ++I) {
+    auto TOr = requireOperand(Ctx, I);
+    if (!TOr)
+      return TOr.takeError();
+    Ops.push_back(*TOr);
+  }
+  if (const Tensor *Z = Ctx.in(6))
+    Ops.push_back(Z);
+  const Tensor &Y = *Ops[0];
+  if (!isFloat(Y.dtype()))
+    return Ctx.error("expects a float Y, got " + dtypeName(Y.dtype()));
+  auto DimsOr = broadcastOperandDims(Ctx, Ops);
+  if (!DimsOr)
+    return DimsOr.takeError();
+  if (llvm::ArrayRef<int64_t>(*DimsOr) != Y.dims())
+    return Ctx.error("an operand broadcasts Y to another shape");
+  // Each operand's element offset for output element I, by strides.
+  const DimVector Out = contiguousStrides(Y.dims());
+  std::vector<DimVector> Strides;
+  for (const Tensor *T : Ops)
+    Strides.push_back(broadcastStrides(T->dims(), Y.dims()));
+  Tensor R(Y.dtype(), Y.dims());
+  std::vector<double> V(Ops.size());
+  for (int64_t I = 0, E = Y.numElements(); I < E; ++I) {
+    for (size_t J = 0; J < Ops.size(); ++J) {
+      int64_t Off = 0, Rem = I;
+      for (size_t D = 0; D < Out.size(); ++D) {
+        Off += Rem / Out[D] * Strides[J][D];
+        Rem %= Out[D];
+      }
+      V[J] = Ops[J]->getDouble(Off);
+    }
+    double X = (V[0] - V[1] * V[3]) * V[2] * V[4] + V[5];
+    R.setDouble(I, Ops.size() > 6 ? X + V[6] : X);
+  }
+  Ctx.Results[0] = std::move(R);
+  return llvm::Error::success();
+}
+
+//===----------------------------------------------------------------------===//
 // BatchNormalization (inference)
 //===----------------------------------------------------------------------===//
 

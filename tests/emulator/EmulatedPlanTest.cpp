@@ -84,6 +84,9 @@ struct Model {
   /// GEMM, then a row kernel (PlanOptions::SplitNormGroups, as tuning's
   /// chain of dependent launches has them).
   bool SplitNorm = false;
+  /// LayerNorms deferred into their matmuls and residual adds
+  /// (--defer-norms).
+  bool DeferNorms = false;
   /// A model the GPU path cannot plan (an op it lacks, dynamic inputs) is
   /// noted in Outcome::NotBuilt instead of failing the test.
   bool Lenient = false;
@@ -120,6 +123,9 @@ struct Outcome {
   unsigned PrefetchKernels = 0;
   /// Groups with a row normalization planned split (Model::SplitNorm).
   unsigned SplitGroups = 0;
+  /// Generated GEMMs that compute a deferred LayerNorm's statistics, and
+  /// plan groups with no step of their own (those LayerNorms).
+  unsigned StatsKernels = 0;
   /// How the plan runs each attention group (PlanGroup::RunsAs).
   std::vector<std::string> AttentionRunsAs;
   /// Ids (or labels) of the groups whose results differ, with why.
@@ -207,6 +213,7 @@ Outcome emulateGraph(Graph &G, const Model &M, int64_t PerturbGroupId) {
   PO.AutoAttention = M.AutoAttention;
   PO.NoFusion = M.NoFusion;
   PO.Gemm = M.Gemm;
+  PO.DeferNorms = M.DeferNorms;
   if (llvm::Error E = runPipeline(G, PO))
     return NotBuilt(std::move(E));
   PlanOptions PlanOpts;
@@ -235,6 +242,8 @@ Outcome emulateGraph(Graph &G, const Model &M, int64_t PerturbGroupId) {
     O.PrefetchKernels +=
         K.Summary.find("B fetched before the previous grid ends") !=
         std::string::npos;
+    O.StatsKernels +=
+        K.Summary.find("for a deferred LayerNorm") != std::string::npos;
   }
   for (const PlanGroup &PG : P->Groups)
     if (PG.Kind == "attention")
@@ -778,6 +787,32 @@ TEST(EmulatedPlan, SplitNormGroupsRunAsGemmThenRowKernel) {
     EXPECT_EQ(O.Library, 0u);
     EXPECT_EQ(O.Ptx, 0u);
   }
+}
+
+TEST(EmulatedPlan, DeferredNormsComputedByTheGemms) {
+  SKIP_WITHOUT_EMULATOR();
+  // --defer-norms: every LayerNorm but the last hands its matmul and its
+  // residual add its input and row statistics. With generated GEMMs the
+  // GEMM reading the input as A computes the statistics from its stages
+  // (the LayerNorm runs no kernel), checked as that group's results; its
+  // readers downstream (the residual's correction) take what it stored.
+  // The embeddings' LayerNorm keeps its group (Gather and Adds before it),
+  // which computes the statistics. Every group matches.
+  std::string Path = sharedModel("bert_mini_opset14.onnx");
+  SKIP_WITHOUT_SHARED(Path);
+  Model M{Path, {{"B", 2}, {"S", 64}}, Precision::F16};
+  M.Gemm = GemmKernels::Generated;
+  M.DeferNorms = true;
+  M.DependentLaunch = true;
+  Outcome O = expectAllMatch(M, 10);
+  EXPECT_EQ(O.StatsKernels, 3u) << "FFN-in of two layers, QKV of the second";
+  EXPECT_EQ(O.Library, 0u);
+  EXPECT_EQ(O.Ptx, 0u);
+  // Negative twin: with library GEMMs the statistics run as their own
+  // kernels (and still match).
+  M.Gemm = GemmKernels::Library;
+  Outcome L = expectAllMatch(M, 10);
+  EXPECT_EQ(L.StatsKernels, 0u);
 }
 
 // Forced loops of the generated GEMM (the wgmma loop with its tiles, the

@@ -151,6 +151,7 @@ TEST(Pipeline, PassNamesAreInPipelineOrder) {
                                        "attention-recognition",
                                        "attention-mask-floor",
                                        "horizontal-matmul-fusion",
+                                       "norm-deferral",
                                        "epilogue-fusion",
                                        "loop-fusion",
                                        "norm-epilogue-fusion"};

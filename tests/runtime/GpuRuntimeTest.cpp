@@ -1024,6 +1024,60 @@ TEST(GpuRuntimeTest, ReducedPrecisionModelsMatchTheFp32Reference) {
     GTEST_SKIP() << "no shared models under " << sharedDir();
 }
 
+TEST(GpuRuntimeTest, DeferredNormsMatchTheFp32Reference) {
+  // --defer-norms on BERT-mini (B=1, S=128 and B=2, S=64): every LayerNorm
+  // but the embeddings' and the last one is computed as statistics by the
+  // generated GEMM that reads its input (dependent launches), or by its own
+  // kernel before cuBLASLt; both against the fp32 reference.
+  SKIP_WITHOUT_GPU();
+  ModelCase C = sharedModels()[3]; // bert_mini
+  if (!llvm::sys::fs::exists(modelPath(C.File)))
+    GTEST_SKIP() << "no shared models under " << sharedDir();
+  for (int64_t S : {128, 64}) {
+    C.Symbols = {{"B", S == 128 ? 1 : 2}, {"S", S}};
+    auto G = importOnnxFile(modelPath(C.File), importOptionsFor(C));
+    ASSERT_TRUE(bool(G)) << llvm::toString(G.takeError());
+    std::vector<Tensor> In = randomInputs(**G, 11);
+    std::vector<Tensor> Ref = referenceOutputs(C, In);
+    for (Precision P : {Precision::F16, Precision::BF16})
+      for (GemmKernels Gemm : {GemmKernels::Generated, GemmKernels::Library}) {
+        SCOPED_TRACE(
+            precisionName(P).str() + " S=" + std::to_string(S) +
+            (Gemm == GemmKernels::Generated ? " generated" : " library"));
+        CompileOptions CO = compileOptionsFor(C);
+        CO.Prec = P;
+        CO.DeferNorms = true;
+        CO.Gemm = Gemm;
+        CO.DependentLaunch = Gemm == GemmKernels::Generated;
+        auto M = CompiledModel::compileFile(modelPath(C.File), CO);
+        ASSERT_TRUE(bool(M)) << llvm::toString(M.takeError());
+        // Generated: 2 layers x 5 kernels + embeddings + mask; library: the
+        // three deferred statistics as kernels of their own, and the
+        // corrections after cuBLASLt.
+        if (Gemm == GemmKernels::Generated) {
+          EXPECT_EQ((*M)->stats().Steps, 12u);
+        }
+        auto Ctx = (*M)->createContext();
+        ASSERT_TRUE(bool(Ctx)) << llvm::toString(Ctx.takeError());
+        for (int Run = 0; Run < 2; ++Run) {
+          auto Out = (*Ctx)->runHost(In);
+          ASSERT_TRUE(bool(Out)) << llvm::toString(Out.takeError());
+          ASSERT_EQ(Out->size(), Ref.size());
+          for (size_t I = 0; I < Out->size(); ++I) {
+            double Err = relativeError((*Out)[I], Ref[I]);
+            EXPECT_LE(Err, P == Precision::F16 ? 1e-2 : 3e-2)
+                << "output " << I << " run " << Run;
+            if (Run == 1)
+              std::printf("[ deferred ] %s S=%lld output %zu: rel err %.3g, "
+                          "%zu steps\n",
+                          precisionName(P).str().c_str(), (long long)S, I, Err,
+                          (*M)->stats().Steps);
+          }
+        }
+      }
+  }
+}
+
 TEST(GpuRuntimeTest, PoisonedArenaRunsStillMatchTheReference) {
   // Every arena byte set to 0xFF before each run (NaN in every float
   // type): a step reading memory no earlier step of the run wrote would
