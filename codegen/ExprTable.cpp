@@ -175,7 +175,8 @@ const ExprRule Rules[] = {
   {OpKind::And, CBool, "", "$0 && $1"},
   {OpKind::Or, CBool, "", "$0 || $1"},
   {OpKind::Where, CAll, "", "$0 ? $1 : $2"},
-  {OpKind::ApplyRowStats, CFP, "", "($0 - $1 * $3) * $2 * $4 + $5"},
+  // (elementwiseExpr writes it: absent operands leave their terms out)
+  {OpKind::ApplyRowStats, CFP, "", "$0"},
   // Inference batch norm, operands X, scale, B, mean, var per channel.
   {OpKind::BatchNormalization, CFP, "",
    "($0 - $3) / sqrt$F($4 + $eps) * $1 + $2"},
@@ -533,8 +534,19 @@ llvm::Expected<std::string> elementwiseExpr(const Node &N,
       Acc = expand(R->Template, N, Compute, {Acc, Args[I]});
     return Acc;
   }
-  if (N.kind() == OpKind::ApplyRowStats && Args.size() > 6 && !Args[6].empty())
-    return "(" + expand(R->Template, N, Compute, Args) + " + " + Args[6] + ")";
+  if (N.kind() == OpKind::ApplyRowStats) {
+    // Absent operands (C and Scale 1, Bias and Z 0) leave their term out.
+    auto Arg = [&](size_t I) {
+      return I < Args.size() ? Args[I] : std::string();
+    };
+    std::string E =
+        Arg(0) + " - " + Arg(1) + (Arg(3).empty() ? "" : " * " + Arg(3));
+    E = "(" + E + ") * " + Arg(2) + (Arg(4).empty() ? "" : " * " + Arg(4));
+    for (size_t I : {5, 6})
+      if (!Arg(I).empty())
+        E += " + " + Arg(I);
+    return "(" + E + ")";
+  }
   if (N.kind() == OpKind::Clip) {
     // Absent bounds are the type's extremes.
     std::string Lo =

@@ -111,8 +111,8 @@ std::string generatedGemmUnsupported(const Node &Group, unsigned SmVersion);
 /// error naming the group when unsupported. Stats (deferredStatsGroup of
 /// Group): the kernel also computes that group's LayerNorm statistics of
 /// A's rows and stores its results, so its own kernel need not run; an
-/// error when this GEMM's main loop cannot (no TMA loop, split K, K not a
-/// multiple of 64).
+/// error when this GEMM's main loop cannot (no TMA loop; split K,
+/// persistent or 256 wide; K not a multiple of 64).
 llvm::Expected<GeneratedKernel> emitGeneratedGemm(const Node &Group,
                                                   const CodegenOptions &Opts,
                                                   KernelNamer &Names,

@@ -169,11 +169,11 @@ extern __shared__ __align__(128) unsigned char solder_dyn_smem[];
 const unsigned as_u = (solder_smem(solder_dyn_smem) + 1023u) & ~1023u;
 const unsigned bs_u = as_u + STAGES * A_STAGE;
 const unsigned full_u = bs_u + STAGES * B_STAGE, empty_u = full_u + STAGES * 8;
-$BLOCK_VARS
+$BLOCK_VARS$STATS_DECL
 if (tid == 0) {
   for (int s = 0; s < STAGES; ++s) {
     solder_mbar_init(full_u + 8 * s, $FULL_COUNT);
-    solder_mbar_init(empty_u + 8 * s, NTH);
+    solder_mbar_init(empty_u + 8 * s, NTH$STATS_ARRIVALS);
   }
   solder_fence_mbar_init();
 }
@@ -188,10 +188,10 @@ $TILE_BEGIN
 float acc[MT][NT][4];
 #pragma unroll
 for (int nt = 0; nt < NT; ++nt)
-  acc[0][nt][0] = acc[0][nt][1] = acc[0][nt][2] = acc[0][nt][3] = 0.f;$STATS_INIT
+  acc[0][nt][0] = acc[0][nt][1] = acc[0][nt][2] = acc[0][nt][3] = 0.f;
 for (int kt = 0; kt < $CONSUMER_KT; ++kt) {
   solder_mbar_wait(full_u + 8 * rs, ph);
-$ISSUE_STEP$STATS_STEP
+$ISSUE_STEP
   // Step kt - 1's wgmmas are done: its stage may be refilled.
   solder_wgmma_wait<1>();
   if (prev >= 0)
@@ -257,7 +257,7 @@ $TMA_B
       ph ^= s == 0;
     }
 $TILE_END
-  }
+  }$STATS_WARPS
 $PRODUCER_END
 })";
 // A dependent launch (PDL) whose B is constant (weights): before the
@@ -279,34 +279,77 @@ $TMA_B
       solder_grid_wait();
       first = false;
     })";
-// Row statistics of A (a deferred LayerNorm's, GemmEmitter.cpp): lanes
-// 2i and 2i + 1 of warp w sum row 16 w + i of the block's tile, which the
-// warp's accumulators hold, half of each stage's 64 columns each, shifted
-// by the first value they read (a mean far from 0 cannot cancel the
-// variance). A row's 128 bytes keep their chunks under the swizzle, so
-// chunk c is at c ^ (row % 8). The reads run while the step's wgmmas do.
-const char *const StatsInit = R"(
-const int st_row = warp * 16 + (lane >> 1);
-const unsigned char *const st_tile =
-    solder_dyn_smem + (as_u - solder_smem(solder_dyn_smem)) + st_row * 128;
-float st_p = 0.f, st_s1 = 0.f, st_s2 = 0.f;)";
-const char *const StatsStep = R"(
-  {
-    const unsigned char *const st_a = st_tile + rs * A_STAGE;
+// Row statistics of A (a deferred LayerNorm's, GemmEmitter.cpp): the
+// producer warpgroup's three idle warps sum each row of every stage as it
+// lands (thread t rows t, t + 96, ...), shifted by the row's first value
+// (a mean far from 0 cannot cancel the variance), and release the stage
+// with the consumers (the empty barriers count them). A row's 128 bytes
+// keep their chunks under the swizzle: chunk c is at c ^ (row % 8). They
+// leave each row's mean and variance in shared memory for the epilogue
+// (named barrier 2). Measured on an H100 the consumers summing the rows
+// between their wgmmas cost BERT-base's FFN1 at b1 3.7 us.
+const char *const StatsDecl = R"(
+__shared__ float st_mean_s[BM], st_var_s[BM];)";
+const char *const StatsWarps = R"( else if (tid >= NTH + 32) {
+    constexpr int ROWS = (BM + 95) / 96;
+    const int st_t = tid - NTH - 32;
+    const unsigned char *const st_base =
+        solder_dyn_smem + (as_u - solder_smem(solder_dyn_smem));
+    // A pair of sums per chunk of the row: eight short dependence chains
+    // a stage instead of one of 64 (one long chain made these warps the
+    // pipeline's slowest: BERT-base FFN1 at b1 +4 us).
+    float st_p[ROWS], st_s1[ROWS][8], st_s2[ROWS][8];
 #pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      const int c = (lane & 1) * 4 + j;
-      const uint4 v = *reinterpret_cast<const uint4 *>(st_a + ((c ^ (st_row & 7)) << 4));
-      const $T *const e = reinterpret_cast<const $T *>(&v);
-      if (kt == 0 && j == 0)
-        st_p = $TO_FLOAT(e[0]);
+    for (int i = 0; i < ROWS; ++i) {
+      st_p[i] = 0.f;
 #pragma unroll
-      for (int q = 0; q < 8; ++q) {
-        const float d = $TO_FLOAT(e[q]) - st_p;
-        st_s1 += d;
-        st_s2 += d * d;
+      for (int c = 0; c < 8; ++c)
+        st_s1[i][c] = st_s2[i][c] = 0.f;
+    }
+    int s = 0;
+    unsigned ph = 0;
+    for (int kt = 0; kt < KT; ++kt) {
+      solder_mbar_wait(full_u + 8 * s, ph);
+#pragma unroll
+      for (int i = 0; i < ROWS; ++i) {
+        const int row = st_t + i * 96;
+        if (row >= BM)
+          break;
+        const unsigned char *const a = st_base + s * A_STAGE + row * 128;
+        if (kt == 0)
+          st_p[i] = $TO_FLOAT(*reinterpret_cast<const $T *>(a + ((row & 7) << 4)));
+#pragma unroll
+        for (int c = 0; c < 8; ++c) {
+          const uint4 v = *reinterpret_cast<const uint4 *>(a + ((c ^ (row & 7)) << 4));
+          const $T *const e = reinterpret_cast<const $T *>(&v);
+#pragma unroll
+          for (int q = 0; q < 8; ++q) {
+            const float d = $TO_FLOAT(e[q]) - st_p[i];
+            st_s1[i][c] += d;
+            st_s2[i][c] += d * d;
+          }
+        }
+      }
+      solder_mbar_arrive(empty_u + 8 * s);
+      s = s + 1 == STAGES ? 0 : s + 1;
+      ph ^= s == 0;
+    }
+#pragma unroll
+    for (int i = 0; i < ROWS; ++i) {
+      const int row = st_t + i * 96;
+      if (row < BM) {
+        float s1 = 0.f, s2 = 0.f;
+#pragma unroll
+        for (int c = 0; c < 8; ++c) {
+          s1 += st_s1[i][c];
+          s2 += st_s2[i][c];
+        }
+        const float m = s1 / K;
+        st_mean_s[row] = st_p[i] + m;
+        st_var_s[row] = fmaxf(s2 / K - m * m, 0.f);
       }
     }
+    solder_bar_sync(2, NTH + 96);
   })";
 // The consumers read the previous grid's writes only in the epilogue
 // (bias, residual), but wait at once: they idle until a stage is full.
@@ -509,7 +552,7 @@ std::string wgmmaMainLoop(const WgmmaTile &T, bool TransB, int64_t M, int64_t N,
                           bool PrefetchB, bool RowStats) {
   if (PrefetchB && !Tma)
     PrefetchB = false;
-  if (RowStats && (!Specialized || KSplit > 1))
+  if (RowStats && (!Tma || KSplit > 1 || Persistent || MoveRegisters))
     RowStats = false;
   // N-major B is stored in whole 64-column blocks.
   int64_t BStage = TransB ? int64_t(T.BN) * 128 : ceilDiv(T.BN, 64) * 8192;
@@ -537,8 +580,9 @@ std::string wgmmaMainLoop(const WgmmaTile &T, bool TransB, int64_t M, int64_t N,
        {"BLOCK_VARS", BlockVars},
        {"LOAD_STAGE", LoadStage},
        {"ISSUE_STEP", IssueStep},
-       {"STATS_INIT", RowStats ? StatsInit : ""},
-       {"STATS_STEP", RowStats ? StatsStep : ""},
+       {"STATS_DECL", RowStats ? StatsDecl : ""},
+       {"STATS_WARPS", RowStats ? StatsWarps : ""},
+       {"STATS_ARRIVALS", RowStats ? " + 96" : ""},
        {"TMAP_A", TmapA},
        {"TMAP_B", TmapB}});
   Loop = substitute(std::move(Loop), {{"SETUP_B", TransB ? SetupBNK : SetupBKN},

@@ -75,11 +75,12 @@ unsigned wgmmaSharedBytes(const WgmmaTile &T, bool Specialized = false);
 /// fetches B's first stages before waiting for the previous grid
 /// (solder_grid_wait, KernelBuilder::waitForPreviousGridInBody), the
 /// consumers wait before anything else.
-/// RowStats (the specialized loop, no split): each consumer also sums its
-/// rows of A's stages as they pass (st_p, st_s1, st_s2: pivot, shifted sum
-/// and sum of squares of half of row 16 * warp + lane / 2, the other half
-/// in lane ^ 1), for a deferred LayerNorm's statistics; K must be a
-/// multiple of 64 (no zero-filled columns summed).
+/// RowStats (the TMA loop; not split, persistent or with moved registers):
+/// the producer warpgroup's other three warps sum the rows of A's stages as
+/// they land and leave each row's mean and variance in st_mean_s[BM] and
+/// st_var_s[BM] once the consumers meet them at named barrier 2 (NTH + 96
+/// threads), for a deferred LayerNorm's statistics; K must be a multiple of
+/// 64 (no zero-filled columns summed).
 std::string wgmmaMainLoop(const WgmmaTile &T, bool TransB, int64_t M, int64_t N,
                           int64_t K, const std::string &ElemType,
                           const std::string &APtr, const std::string &BPtr,

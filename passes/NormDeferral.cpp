@@ -2,7 +2,6 @@
 #include "passes/NormDeferral.h"
 #include "ir/OpRegistry.h"
 #include "passes/FusionSupport.h"
-#include <map>
 #include <vector>
 
 namespace solder {
@@ -111,16 +110,9 @@ llvm::Error rewrite(Graph &G, Node &L) {
       C.setDouble(int64_t(I), V[I]);
     return G.addConstant(G.uniqueName(Name), std::move(C));
   };
-  std::map<int64_t, Value *> Ones; // by length
-  auto OnesVector = [&](int64_t Len) {
-    Value *&V = Ones[Len];
-    if (!V)
-      V = F32Vector(Base + ".ones", std::vector<double>(size_t(Len), 1.0));
-    return V;
-  };
   for (Node *U : usersOf(H)) {
     auto UPos = G.iteratorOf(U);
-    Node *Apply = nullptr;
+    Node *Apply = nullptr, *BiasAdd = nullptr;
     if (isMatMulUser(*U, H)) {
       const Tensor &W = *U->operand(1)->constant();
       const int64_t K = W.dims()[0], Cols = W.dims()[1];
@@ -134,6 +126,23 @@ llvm::Error rewrite(Graph &G, Node &L) {
           C[size_t(J)] += Scaled.getDouble(Kk * Cols + J);
           D[size_t(J)] += Beta[size_t(Kk)] * Wv;
         }
+      // A bias added right after the product folds into d (one vector
+      // fewer for the epilogue to read).
+      if (U->result(0)->uses().size() == 1 && !G.isOutput(U->result(0))) {
+        Node *A = U->result(0)->uses().front().User;
+        const Value *Bv =
+            A->kind() == OpKind::Add && A->numOperands() == 2
+                ? A->operand(A->operand(0) == U->result(0) ? 1 : 0)
+                : nullptr;
+        if (Bv && Bv != U->result(0) && Bv->isConstant() &&
+            Bv->type().Dims.size() == 1 &&
+            Bv->constant()->numElements() == Cols &&
+            A->result(0)->type() == U->result(0)->type()) {
+          BiasAdd = A;
+          for (int64_t J = 0; J < Cols; ++J)
+            D[size_t(J)] += Bv->constant()->getDouble(J);
+        }
+      }
       std::string UBase = U->result(0)->name() + ".deferred";
       Value *WS = G.addConstant(G.uniqueName(U->operand(1)->name() + ".scaled"),
                                 std::move(Scaled));
@@ -143,23 +152,26 @@ llvm::Error rewrite(Graph &G, Node &L) {
         return E;
       Apply = G.insertNode(UPos, OpKind::ApplyRowStats,
                            {Mm->result(0), Mean, Rstd,
-                            F32Vector(UBase + ".colsum", C), OnesVector(Cols),
+                            F32Vector(UBase + ".colsum", C), nullptr,
                             F32Vector(UBase + ".bias", D)},
                            {G.uniqueName(UBase)}, U->name());
     } else {
+      // (x - mean) rstd gamma + beta + r: no C, the norm's own vectors.
       Value *R = U->operand(0) == H ? U->operand(1) : U->operand(0);
-      std::vector<Value *> Ops = {X, Mean, Rstd, OnesVector(N), L.operand(1)};
-      Ops.push_back(
-          L.numOperands() > 2 && L.operand(2)
-              ? L.operand(2)
-              : F32Vector(Base + ".zero", std::vector<double>(size_t(N), 0.0)));
-      Ops.push_back(R);
-      Apply = G.insertNode(UPos, OpKind::ApplyRowStats, Ops,
+      Apply = G.insertNode(UPos, OpKind::ApplyRowStats,
+                           {X, Mean, Rstd, nullptr, L.operand(1),
+                            L.numOperands() > 2 ? L.operand(2) : nullptr, R},
                            {G.uniqueName(U->result(0)->name() + ".deferred")},
                            U->name());
     }
     if (llvm::Error E = inferNodeTypes(*Apply))
       return E;
+    if (BiasAdd) {
+      // The add's users read the correction; the product's one use (the
+      // add) goes with it.
+      G.replaceAllUsesWith(BiasAdd->result(0), Apply->result(0));
+      G.eraseNode(BiasAdd);
+    }
     G.replaceAllUsesWith(U->result(0), Apply->result(0));
     G.eraseNode(U);
   }

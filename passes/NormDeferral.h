@@ -9,24 +9,25 @@
 // Produces: the statistics alone, LayerNormalization(x) -> (_, mean, rstd)
 // (f32, its normalized result unused), and each user rewritten to read x:
 //
-//   h W        =>  ApplyRowStats(x W', mean, rstd, c, 1, d)
-//                  W' = diag(gamma) W, c = 1^T W', d = beta^T W
-//   h + r      =>  ApplyRowStats(x, mean, rstd, 1, gamma, beta, r)
+//   h W (+ b)  =>  ApplyRowStats(x W', mean, rstd, c, _, d)
+//                  W' = diag(gamma) W, c = 1^T W', d = beta^T W (+ b)
+//   h + r      =>  ApplyRowStats(x, mean, rstd, _, gamma, beta, r)
 //
-// since LN(x) W = rstd (x W' - mean c) + d row by row. The constants are
-// folded here (W' rounded to W's type, c summed from the rounded W', both
-// vectors f32). Both consumers then fuse the correction into their
-// epilogues (epilogue-fusion), and a generated GEMM reading x as A computes
-// the statistics itself from the tiles it multiplies (GemmEmitter.cpp), so
-// no LayerNorm kernel runs: in a post-LN transformer every LayerNorm but
-// the last one.
-// Leaves alone: normalizations over other axes, RMS norm, f32 graphs (no
-// generated GEMM), other users (a Gelu reading h), shared outputs.
-// Off by default (CompileOptions::DeferNorms, `--defer-norms`): with the
-// library GEMMs the statistics and the correction cost a kernel each; with
-// generated GEMMs no LayerNorm kernel runs, but on an H100 (BERT-base fp16)
-// the corrections' per-element loads in the epilogues cost more than the
-// kernels saved (bench/RESULTS.md), so compile --tune does not try it yet.
+// since LN(x) W = rstd (x W' - mean c) + beta^T W row by row. The constants
+// are folded here (W' rounded to W's type, c summed from the rounded W',
+// both vectors f32; a constant bias added right after the matmul joins d). Both
+// consumers then fuse the correction into their epilogues (epilogue-fusion),
+// and a generated GEMM reading x as A computes the statistics itself from the
+// tiles it multiplies (GemmEmitter.cpp), so no LayerNorm kernel runs: in a
+// post-LN transformer every LayerNorm but the last one. Leaves alone:
+// normalizations over other axes, RMS norm, f32 graphs (no generated GEMM),
+// other users (a Gelu reading h), shared outputs. Off by default
+// (CompileOptions::DeferNorms, `--defer-norms`): with the library GEMMs the
+// statistics and the correction cost a kernel each; with generated GEMMs no
+// LayerNorm kernel runs, but on an H100 (BERT-base fp16) the corrections'
+// per-element loads in the epilogues cost more than the kernels saved
+// (bench/RESULTS.md: summing A's rows costs those GEMMs 3-4 us each at
+// BERT-base b1), so compile --tune does not try it yet.
 //
 //===----------------------------------------------------------------------===//
 #ifndef SOLDER_PASSES_NORMDEFERRAL_H

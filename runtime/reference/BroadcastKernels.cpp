@@ -461,19 +461,25 @@ llvm::Error evalWhere(KernelContext &Ctx) {
 //===----------------------------------------------------------------------===//
 
 llvm::Error evalApplyRowStats(KernelContext &Ctx) {
+  // Operands 3..6 may be absent: C and Scale 1, Bias and Z 0.
   std::vector<const Tensor *> Ops;
-  for (unsigned I = 0; I < 6; ++I) {
+  for (unsigned I = 0; I < 3; ++I) {
     auto TOr = requireOperand(Ctx, I);
     if (!TOr)
       return TOr.takeError();
     Ops.push_back(*TOr);
   }
-  if (const Tensor *Z = Ctx.in(6))
-    Ops.push_back(Z);
+  const double Absent[] = {1, 1, 0, 0};
+  for (unsigned I = 3; I < 7; ++I)
+    Ops.push_back(Ctx.in(I));
   const Tensor &Y = *Ops[0];
   if (!isFloat(Y.dtype()))
     return Ctx.error("expects a float Y, got " + dtypeName(Y.dtype()));
-  auto DimsOr = broadcastOperandDims(Ctx, Ops);
+  std::vector<const Tensor *> Present;
+  for (const Tensor *T : Ops)
+    if (T)
+      Present.push_back(T);
+  auto DimsOr = broadcastOperandDims(Ctx, Present);
   if (!DimsOr)
     return DimsOr.takeError();
   if (llvm::ArrayRef<int64_t>(*DimsOr) != Y.dims())
@@ -482,11 +488,15 @@ llvm::Error evalApplyRowStats(KernelContext &Ctx) {
   const DimVector Out = contiguousStrides(Y.dims());
   std::vector<DimVector> Strides;
   for (const Tensor *T : Ops)
-    Strides.push_back(broadcastStrides(T->dims(), Y.dims()));
+    Strides.push_back(T ? broadcastStrides(T->dims(), Y.dims()) : DimVector());
   Tensor R(Y.dtype(), Y.dims());
   std::vector<double> V(Ops.size());
   for (int64_t I = 0, E = Y.numElements(); I < E; ++I) {
     for (size_t J = 0; J < Ops.size(); ++J) {
+      if (!Ops[J]) {
+        V[J] = Absent[J - 3];
+        continue;
+      }
       int64_t Off = 0, Rem = I;
       for (size_t D = 0; D < Out.size(); ++D) {
         Off += Rem / Out[D] * Strides[J][D];
@@ -494,8 +504,7 @@ llvm::Error evalApplyRowStats(KernelContext &Ctx) {
       }
       V[J] = Ops[J]->getDouble(Off);
     }
-    double X = (V[0] - V[1] * V[3]) * V[2] * V[4] + V[5];
-    R.setDouble(I, Ops.size() > 6 ? X + V[6] : X);
+    R.setDouble(I, (V[0] - V[1] * V[3]) * V[2] * V[4] + V[5] + V[6]);
   }
   Ctx.Results[0] = std::move(R);
   return llvm::Error::success();

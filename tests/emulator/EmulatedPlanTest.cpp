@@ -125,7 +125,7 @@ struct Outcome {
   unsigned SplitGroups = 0;
   /// Generated GEMMs that compute a deferred LayerNorm's statistics, and
   /// plan groups with no step of their own (those LayerNorms).
-  unsigned StatsKernels = 0;
+  unsigned StatsKernels = 0, StagedCorrections = 0;
   /// How the plan runs each attention group (PlanGroup::RunsAs).
   std::vector<std::string> AttentionRunsAs;
   /// Ids (or labels) of the groups whose results differ, with why.
@@ -244,6 +244,9 @@ Outcome emulateGraph(Graph &G, const Model &M, int64_t PerturbGroupId) {
         std::string::npos;
     O.StatsKernels +=
         K.Summary.find("for a deferred LayerNorm") != std::string::npos;
+    O.StagedCorrections +=
+        K.Summary.find("deferred LayerNorm added in the staged copy-out") !=
+        std::string::npos;
   }
   for (const PlanGroup &PG : P->Groups)
     if (PG.Kind == "attention")
@@ -806,6 +809,9 @@ TEST(EmulatedPlan, DeferredNormsComputedByTheGemms) {
   M.DependentLaunch = true;
   Outcome O = expectAllMatch(M, 10);
   EXPECT_EQ(O.StatsKernels, 3u) << "FFN-in of two layers, QKV of the second";
+  // The residual's correction in the copy-out where the epilogue is staged
+  // (the output projections; not FFN-out, whose K is split).
+  EXPECT_GE(O.StagedCorrections, 1u);
   EXPECT_EQ(O.Library, 0u);
   EXPECT_EQ(O.Ptx, 0u);
   // Negative twin: with library GEMMs the statistics run as their own
