@@ -58,7 +58,7 @@ def compile(model, *, shapes=None, precision="fp32", fusion=True,
             disable_fusion=(), disable_passes=(), io_precision="model",
             layout="auto", fuse_attention=None, tune=False,
             gemm_kernels="auto", attention_kernels="auto",
-            dependent_launch=False):
+            dependent_launch=False, defer_norms=False):
     """Compiles an ONNX model (a path or the model's bytes).
 
     shapes: {input name: shape tuple, or dim symbol name: size}, binding
@@ -88,6 +88,9 @@ def compile(model, *, shapes=None, precision="fp32", fusion=True,
     dependent_launch: `--dependent-launch`: generated kernels launch as
       programmatic dependents (sm_90+); `tune=True` takes it where the
       whole plan measured faster.
+    defer_norms: `--defer-norms` (experimental, fp16/bf16): LayerNorms
+      read by matmuls and residual adds are deferred into them; correct,
+      not faster so far.
     backend: 'cuda' (a GPU plan; compiling needs no GPU) or 'reference'
       (the CPU reference executor; no plan file).
     arch: the GPU architecture ('sm_90'); default: this machine's GPU.
@@ -122,7 +125,7 @@ def compile(model, *, shapes=None, precision="fp32", fusion=True,
         bool(allow_tf32), str(precision), io_precision == "compute",
         str(layout), fuse_attention is True, fuse_attention is None,
         bool(tune), str(gemm_kernels), str(attention_kernels),
-        bool(dependent_launch))
+        bool(dependent_launch), bool(defer_norms))
     return Model(native)
 
 

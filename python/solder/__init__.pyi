@@ -34,6 +34,10 @@ def compile(
     layout: str = ...,
     fuse_attention: Optional[bool] = ...,
     tune: bool = ...,
+    gemm_kernels: str = ...,
+    attention_kernels: str = ...,
+    dependent_launch: bool = ...,
+    defer_norms: bool = ...,
 ) -> Model: ...
 def load_plan(path: Union[str, os.PathLike]) -> Model: ...
 

@@ -153,16 +153,17 @@ PyObject *describe(llvm::ArrayRef<TensorInfo> Tensors) {
 ///         precision: str, compute_io: bool, layout: str,
 ///         fuse_attention: bool, auto_attention: bool, tune: bool,
 ///         gemm_kernels: str, attention_kernels: str,
-///         dependent_launch: bool)
+///         dependent_launch: bool, defer_norms: bool)
 PyObject *compileModel(PyObject *, PyObject *Args) {
   PyObject *Source, *Shapes, *Symbols, *Fusions, *Passes;
   const char *Backend, *Arch, *CacheDir, *Prec, *Layout, *Gemm, *Attn;
   int Fusion, AllowTF32, ComputeIo, FuseAttention, AutoAttention, Tune,
-      DependentLaunch;
-  if (!PyArg_ParseTuple(Args, "OOOspOOzzpspspppssp", &Source, &Shapes, &Symbols,
-                        &Backend, &Fusion, &Fusions, &Passes, &Arch, &CacheDir,
-                        &AllowTF32, &Prec, &ComputeIo, &Layout, &FuseAttention,
-                        &AutoAttention, &Tune, &Gemm, &Attn, &DependentLaunch))
+      DependentLaunch, DeferNorms;
+  if (!PyArg_ParseTuple(Args, "OOOspOOzzpspspppsspp", &Source, &Shapes,
+                        &Symbols, &Backend, &Fusion, &Fusions, &Passes, &Arch,
+                        &CacheDir, &AllowTF32, &Prec, &ComputeIo, &Layout,
+                        &FuseAttention, &AutoAttention, &Tune, &Gemm, &Attn,
+                        &DependentLaunch, &DeferNorms))
     return nullptr;
   CompileOptions Opts;
   std::optional<GemmKernels> G = parseGemmKernels(Gemm);
@@ -180,6 +181,7 @@ PyObject *compileModel(PyObject *, PyObject *Args) {
   Opts.Gemm = *G;
   Opts.Attention = *A;
   Opts.DependentLaunch = DependentLaunch;
+  Opts.DeferNorms = DeferNorms;
   std::optional<ConvLayout> L = parseConvLayout(Layout);
   if (!L) {
     raiseSolderError(std::string("unknown layout '") + Layout +

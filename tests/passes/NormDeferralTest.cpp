@@ -75,6 +75,8 @@ TEST(NormDeferral, MatMulAndResidualTakeTheStatistics) {
   EXPECT_NE(After.find("f32[2,4,1]"), std::string::npos) << After;
   EXPECT_EQ(After.find("MatMul(%h"), std::string::npos) << After;
   EXPECT_EQ(After.find("Add(%h"), std::string::npos) << After;
+  // The textual IR round-trips, absent operands of ApplyRowStats included.
+  EXPECT_EQ(canonical(After), After);
   EXPECT_EQ(noteReasons<NormDeferral>(subLayer("f16")),
             std::vector<std::string>{""});
 }

@@ -118,6 +118,26 @@ class ReferenceBackend(unittest.TestCase):
             solder.compile(block, shapes={"B": 2}, arch="sm_90",
                            attention_kernels="flash")
 
+    def test_defer_norms_removes_the_layernorm_steps(self):
+        # defer_norms=True (`--defer-norms`): BERT-mini's three LayerNorms
+        # read by a matmul and a residual add are computed by the generated
+        # GEMMs that read their input (16 steps -> 13); the flag reaches
+        # the pipeline through the module. Compiling needs no GPU.
+        shared = os.environ.get("SOLDER_SHARED_DIR") or os.path.join(
+            SOURCE_DIR, "..", "shared")
+        path = os.path.join(shared, "models", "bert_mini_opset14.onnx")
+        if not os.path.exists(path):
+            self.skipTest("../shared/models is not here")
+        steps = {}
+        for defer in (False, True):
+            m = solder.compile(path, shapes={"B": 1, "S": 128}, arch="sm_90",
+                               precision="fp16", gemm_kernels="generated",
+                               dependent_launch=True,
+                               disable_passes=["norm-epilogue-fusion"],
+                               defer_norms=defer)
+            steps[defer] = m.stats["steps"]
+        self.assertEqual(steps, {False: 16, True: 13})
+
     def test_input_forms_and_given_outputs(self):
         ctx = self.model.create_context()
         x = random_input(2)
