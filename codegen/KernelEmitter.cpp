@@ -217,32 +217,24 @@ CudaPrinter::Scope KernelBuilder::beginKernel() {
   P.line("// " + K.Summary);
   CudaPrinter::Scope Body = P.scope(Sig);
   if (Opts.DependentLaunch && Opts.SmVersion >= 90) {
-    if (OwnWait) {
-      // The body lets the next kernel launch (solder_launch_dependents)
-      // and waits (solder_grid_wait) before it reads what the previous
-      // grid wrote, each where it chooses.
-      P.declare("solder_grid_wait",
-                "__device__ __forceinline__ void solder_launch_dependents() {\n"
-                "#if __CUDA_ARCH__ >= 900\n"
-                "  asm volatile(\"griddepcontrol.launch_dependents;\");\n"
-                "#endif\n"
-                "}\n"
-                "__device__ __forceinline__ void solder_grid_wait() {\n"
-                "#if __CUDA_ARCH__ >= 900\n"
-                "  asm volatile(\"griddepcontrol.wait;\" ::: \"memory\");\n"
-                "#endif\n"
-                "}");
-    } else {
-      // The next kernel may start launching now: its own wait below holds
-      // it until this grid has finished and its writes are visible.
-      P.declare("solder_dependent_launch",
-                "__device__ __forceinline__ void solder_dependent_launch() {\n"
-                "#if __CUDA_ARCH__ >= 900\n"
-                "  asm volatile(\"griddepcontrol.launch_dependents;\");\n"
-                "  asm volatile(\"griddepcontrol.wait;\" ::: \"memory\");\n"
-                "#endif\n"
-                "}");
-      P.line("solder_dependent_launch();");
+    P.declare("solder_grid_wait",
+              "__device__ __forceinline__ void solder_launch_dependents() {\n"
+              "#if __CUDA_ARCH__ >= 900\n"
+              "  asm volatile(\"griddepcontrol.launch_dependents;\");\n"
+              "#endif\n"
+              "}\n"
+              "__device__ __forceinline__ void solder_grid_wait() {\n"
+              "#if __CUDA_ARCH__ >= 900\n"
+              "  asm volatile(\"griddepcontrol.wait;\" ::: \"memory\");\n"
+              "#endif\n"
+              "}");
+    // With OwnWait the body lets the next kernel launch and waits before
+    // it reads what the previous grid wrote, each where it chooses.
+    // Otherwise the next kernel may start launching now: its own wait
+    // holds it until this grid has finished and its writes are visible.
+    if (!OwnWait) {
+      P.line("solder_launch_dependents();");
+      P.line("solder_grid_wait();");
     }
     K.DependentLaunch = true;
   }

@@ -58,9 +58,11 @@ TEST(KernelEmitter, DependentLaunchWaitsFirstOnSm90Only) {
     size_t Body = K.Source.find("extern \"C\" __global__");
     ASSERT_NE(Body, std::string::npos);
     size_t Open = K.Source.find("{", Body);
-    // The call is the body's first statement.
+    // The calls are the body's first statements: trigger, then wait.
     EXPECT_EQ(K.Source.find_first_not_of(" \n", Open + 1),
-              K.Source.find("solder_dependent_launch();", Open))
+              K.Source.find("solder_launch_dependents();\n  "
+                            "solder_grid_wait();",
+                            Open))
         << K.Source;
     EXPECT_TRUE(has(K.Source, "griddepcontrol.wait;"));
     EXPECT_TRUE(has(K.Source, "#if __CUDA_ARCH__ >= 900"));

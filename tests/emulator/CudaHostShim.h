@@ -190,7 +190,6 @@ inline void solder_cp16_u(unsigned Dst, const void *Src, bool Full) {
   solder_cp16(solder_emu::shared(Dst), Src, Full);
 }
 // Grids run one after another here: nothing to let start early or wait for.
-inline void solder_dependent_launch() {}
 inline void solder_launch_dependents() {}
 inline void solder_grid_wait() {}
 inline void solder_cp_commit() {}

@@ -33,7 +33,6 @@ const llvm::StringSet<> &emulatedHelpers() {
                                           "solder_wgmma_commit",
                                           "solder_wgmma_wait",
                                           "solder_fence_async_smem",
-                                          "solder_dependent_launch",
                                           "solder_grid_wait",
                                           "solder_launch_dependents",
                                           "solder_mbar_init",
