@@ -819,6 +819,15 @@ TEST(EmulatedPlan, DeferredNormsComputedByTheGemms) {
   M.Gemm = GemmKernels::Library;
   Outcome L = expectAllMatch(M, 10);
   EXPECT_EQ(L.StatsKernels, 0u);
+  // The dynamo export (2 x 32: 64 rows, which the mma.sync loop takes):
+  // deferred too, every statistic its own kernel, every group matching.
+  std::string Dynamo = sharedModel("bert_mini_dynamo.onnx");
+  if (!Dynamo.empty()) {
+    Model D{Dynamo, {}, Precision::F16};
+    D.Gemm = GemmKernels::Generated;
+    D.DeferNorms = true;
+    EXPECT_EQ(expectAllMatch(D, 10).StatsKernels, 0u);
+  }
 }
 
 // Forced loops of the generated GEMM (the wgmma loop with its tiles, the
