@@ -64,15 +64,18 @@ static cl::list<std::string>
                     cl::sub(CompileCmd), cl::cat(CompileCat));
 
 static FusionFlags CompileFusion(CompileCmd, CompileCat);
-static cl::opt<bool> CompileTune(
-    "tune",
-    cl::desc("Choose the cuDNN and cuBLASLt algorithms on this machine's GPU "
-             "now (cuDNN measures them) and store them in the plan, so every "
-             "process that loads it runs the same ones; without it they are "
-             "chosen each time the plan is loaded. With fp16/bf16 it also "
-             "times each matmul group as a library call and as a generated "
-             "tensor-core GEMM and keeps the faster (--gemm-kernels auto)"),
-    cl::sub(CompileCmd), cl::cat(CompileCat));
+static cl::opt<std::string> CompileTune(
+    "tune", cl::ValueOptional, cl::value_desc("off|fast|full"),
+    cl::desc("On this machine's GPU: fast chooses the cuDNN and cuBLASLt "
+             "algorithms now (cuDNN measures them) and stores them in the "
+             "plan, so every process that loads it runs the same ones; full "
+             "(--tune alone) also times each fp16/bf16 matmul group as a "
+             "library call and as a generated tensor-core GEMM, each "
+             "attention group as cuDNN's and the generated kernel, and the "
+             "whole plan as a chain of generated kernels, and keeps the "
+             "faster (cached). off (the default): algorithms chosen each "
+             "time the plan is loaded"),
+    cl::init("off"), cl::sub(CompileCmd), cl::cat(CompileCat));
 static PrecisionFlags CompilePrecision(CompileCmd, CompileCat);
 static VerbosityFlags CompileVerbosity(CompileCmd, CompileCat);
 static LimitFlags CompileLimits(CompileCmd, CompileCat);
@@ -279,7 +282,13 @@ int runCompileCommand() {
   Opts.DisabledPasses.assign(CompileDisabled.begin(), CompileDisabled.end());
   if (Error E = CompileFusion.apply(Opts))
     return reportError(std::move(E));
-  Opts.Tune = CompileTune;
+  // `--tune` alone is full.
+  const std::string TuneMode =
+      CompileTune.empty() ? std::string("full") : std::string(CompileTune);
+  if (TuneMode != "off" && TuneMode != "fast" && TuneMode != "full")
+    return reportError("--tune '" + TuneMode + "': expected off, fast or full");
+  const bool TuneAlgorithms = TuneMode != "off";
+  Opts.Tune = TuneMode == "full";
   std::unique_ptr<PhaseDisplay> Display = CompileVerbosity.makeDisplay();
   CompileVerbosity.apply(Opts, *Display);
   if (Error E = applyLimits(CompileLimits, Opts))
@@ -303,9 +312,9 @@ int runCompileCommand() {
   double Seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - Start)
           .count();
-  if (CompileTune) {
+  if (TuneAlgorithms) {
     if (Error E = Model->loadOnDevice())
-      return reportError("--tune needs the plan's GPU here: " +
+      return reportError("--tune=" + TuneMode + " needs the plan's GPU here: " +
                          toString(std::move(E)));
   }
   if (Error E = Model->savePlan(CompileOut))

@@ -622,6 +622,43 @@ TEST(CliTest, CompileKeepsAskingForUnboundDims) {
   EXPECT_FALSE(llvm::sys::fs::exists(Tmp.path("m.plan")));
 }
 
+TEST(CliTest, CompileTuneModes) {
+  // --tune=off writes a plan whose algorithms are chosen at load; fast and
+  // full (also --tune alone) need the GPU, and without one say so and
+  // write nothing; any other mode is refused by name.
+  if (!haveGpuCommands())
+    GTEST_SKIP() << "built without the CUDA toolkit";
+  TempDir Tmp;
+  auto Compile = [&](const std::string &Tune, const char *Out) {
+    return runSolder({"compile", dataPath("tiny_mlp.onnx"), "-o", Tmp.path(Out),
+                      "--arch", "sm_90", "--shape", "N=1", Tune},
+                     /*OpensNvrtc=*/true);
+  };
+  CliResult Off = Compile("--tune=off", "off.plan");
+  EXPECT_EQ(Off.Code, 0) << Off.Err;
+  EXPECT_TRUE(contains(Off.Out, "chosen when the plan is loaded")) << Off.Out;
+  CliResult Bad = Compile("--tune=most", "bad.plan");
+  EXPECT_EQ(Bad.Code, 2);
+  EXPECT_TRUE(contains(Bad.Err, "--tune 'most': expected off, fast or full"))
+      << Bad.Err;
+  EXPECT_FALSE(llvm::sys::fs::exists(Tmp.path("bad.plan")));
+  for (const char *Mode : {"fast", "full"}) {
+    CliResult R = Compile(std::string("--tune=") + Mode, "t.plan");
+    if (R.Code == 0)
+      GTEST_SKIP() << "a GPU is present: --tune=" << Mode << " ran";
+    EXPECT_EQ(R.Code, 2);
+    EXPECT_TRUE(contains(R.Err, std::string("--tune=") + Mode +
+                                    " needs the plan's GPU here"))
+        << R.Err;
+    EXPECT_FALSE(llvm::sys::fs::exists(Tmp.path("t.plan")));
+  }
+  // --tune alone is full.
+  CliResult Alone = Compile("--tune", "a.plan");
+  if (Alone.Code != 0) {
+    EXPECT_TRUE(contains(Alone.Err, "--tune=full needs")) << Alone.Err;
+  }
+}
+
 TEST(CliTest, CompileWritesADynamicPlanForShapeRanges) {
   // compile with a range writes a dynamic plan (the model and options);
   // a command that runs one shape refuses a range, naming where ranges go;
