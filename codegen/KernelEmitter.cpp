@@ -523,58 +523,46 @@ emitKernel(const Node &N, const CodegenOptions &Opts, KernelNamer &Names) {
 }
 
 /// The generated GEMM group that computes the statistics of deferred
-/// LayerNorm group R itself (deferredStatsGroup), or null: the first of
-/// R's readers, if it runs as a generated GEMM and every other operand of
-/// it is ready where R stands (its kernel is scheduled there).
-static const Node *statsConsumer(const Graph &G, const Node &R,
-                                 const CodegenOptions &Opts) {
-  llvm::DenseSet<const Value *> Ready;
-  for (const Value *V : G.inputs())
-    Ready.insert(V);
-  llvm::DenseMap<const Node *, size_t> Pos;
-  bool Before = true;
-  for (const auto &N : G.nodes()) {
-    Pos[N.get()] = Pos.size();
-    Before &= N.get() != &R;
-    if (Before)
-      for (const Value *V : N->results())
-        Ready.insert(V);
-  }
+/// LayerNorm R itself (deferredStatsGroup), or null: R's first reader (Pos:
+/// each node's place in G), if it runs as a generated GEMM. PlanBuilder
+/// schedules that kernel at the reader's place, so every later reader of
+/// the statistics finds them written.
+static const Node *
+statsConsumer(const Graph &G, const Node &R, const CodegenOptions &Opts,
+              const llvm::DenseMap<const Node *, size_t> &Pos) {
   const Node *First = nullptr;
   for (const Value *V : R.results()) {
     if (V && G.isOutput(V))
       return nullptr; // (only the statistics are results: statsNormOf)
     for (const Use &U : V ? V->uses() : llvm::ArrayRef<Use>())
-      if (!First || Pos[U.User] < Pos[First])
+      if (!First || Pos.lookup(U.User) < Pos.lookup(First))
         First = U.User;
   }
-  if (!First)
+  if (!First || !isFusedGroup(*First) ||
+      groupInfo(*First).Kind != GroupKind::Contraction ||
+      !Opts.GeneratedGemmGroups.count(groupInfo(*First).Id) ||
+      Opts.SplitNormGroups.count(groupInfo(*First).Id) ||
+      deferredStatsGroup(*First) != &R)
     return nullptr;
-  const Node &C = *First;
-  if (!isFusedGroup(C) || groupInfo(C).Kind != GroupKind::Contraction ||
-      !Opts.GeneratedGemmGroups.count(groupInfo(C).Id) ||
-      Opts.SplitNormGroups.count(groupInfo(C).Id) ||
-      deferredStatsGroup(C) != &R)
-    return nullptr;
-  bool AllReady = llvm::all_of(C.operands(), [&](const Value *O) {
-    return !O || O->isConstant() || O->producer() == &R || Ready.count(O);
-  });
-  return AllReady ? &C : nullptr;
+  return First;
 }
 
 llvm::Expected<std::vector<GeneratedKernel>>
 emitGraphKernels(const Graph &G, const CodegenOptions &Opts) {
   KernelNamer Names(G);
   std::vector<GeneratedKernel> Out;
-  // Generated GEMMs emitted early, where the LayerNorm group whose
-  // statistics they compute stood (its own kernel then not emitted).
+  // Generated GEMMs emitted early, where the LayerNorm whose statistics
+  // they compute stood (its own kernel then not emitted).
   llvm::DenseSet<const Node *> Early;
+  llvm::DenseMap<const Node *, size_t> Pos;
+  if (Opts.SmVersion >= 90 && !Opts.GeneratedGemmGroups.empty())
+    for (const auto &N : G.nodes())
+      Pos[N.get()] = Pos.size();
   for (const auto &N : G.nodes()) {
     if (Early.count(N.get()))
       continue;
-    if (Opts.SmVersion >= 90 && !Opts.GeneratedGemmGroups.empty() &&
-        statsNormOf(*N))
-      if (const Node *C = statsConsumer(G, *N, Opts)) {
+    if (!Pos.empty() && statsNormOf(*N))
+      if (const Node *C = statsConsumer(G, *N, Opts, Pos)) {
         auto K = emitGeneratedGemm(*C, Opts, Names, N.get());
         if (K) {
           Out.push_back(std::move(*K));

@@ -91,11 +91,8 @@ llvm::Error rewrite(Graph &G, Node &L) {
   const std::string Base = H->name() + ".deferred";
   auto Pos = G.iteratorOf(&L);
   // The statistics: the same normalization, its result left unused.
-  std::vector<Value *> Ops = {X, L.operand(1)};
-  if (L.numOperands() > 2 && L.operand(2))
-    Ops.push_back(L.operand(2));
   Node *Stats =
-      G.insertNode(Pos, OpKind::LayerNormalization, Ops,
+      G.insertNode(Pos, OpKind::LayerNormalization, L.operands(),
                    {G.uniqueName(Base + ".unused"),
                     G.uniqueName(Base + ".mean"), G.uniqueName(Base + ".rstd")},
                    L.name());

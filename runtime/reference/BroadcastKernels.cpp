@@ -484,28 +484,26 @@ llvm::Error evalApplyRowStats(KernelContext &Ctx) {
     return DimsOr.takeError();
   if (llvm::ArrayRef<int64_t>(*DimsOr) != Y.dims())
     return Ctx.error("an operand broadcasts Y to another shape");
-  // Each operand's element offset for output element I, by strides.
-  const DimVector Out = contiguousStrides(Y.dims());
-  std::vector<DimVector> Strides;
-  for (const Tensor *T : Ops)
-    Strides.push_back(T ? broadcastStrides(T->dims(), Y.dims()) : DimVector());
+  // Operand K's offsets walk with the output's (index 0): an absent one
+  // stays on its default.
+  std::array<DimVector, 8> Strides;
+  Strides[0] = contiguousStrides(Y.dims());
+  for (size_t J = 0; J < Ops.size(); ++J)
+    Strides[J + 1] = Ops[J] ? broadcastStrides(Ops[J]->dims(), Y.dims())
+                            : DimVector(Y.dims().size(), 0);
   Tensor R(Y.dtype(), Y.dims());
-  std::vector<double> V(Ops.size());
-  for (int64_t I = 0, E = Y.numElements(); I < E; ++I) {
-    for (size_t J = 0; J < Ops.size(); ++J) {
-      if (!Ops[J]) {
-        V[J] = Absent[J - 3];
-        continue;
-      }
-      int64_t Off = 0, Rem = I;
-      for (size_t D = 0; D < Out.size(); ++D) {
-        Off += Rem / Out[D] * Strides[J][D];
-        Rem %= Out[D];
-      }
-      V[J] = Ops[J]->getDouble(Off);
-    }
-    R.setDouble(I, (V[0] - V[1] * V[3]) * V[2] * V[4] + V[5] + V[6]);
-  }
+  StridedLoop<8>(Y.dims(), Strides)
+      .forEachRow([&](const std::array<int64_t, 8> &Off,
+                      const std::array<int64_t, 8> &St, int64_t Len) {
+        double V[7];
+        for (int64_t I = 0; I < Len; ++I) {
+          for (size_t J = 0; J < Ops.size(); ++J)
+            V[J] = Ops[J] ? Ops[J]->getDouble(Off[J + 1] + I * St[J + 1])
+                          : Absent[J - 3];
+          R.setDouble(Off[0] + I * St[0],
+                      (V[0] - V[1] * V[3]) * V[2] * V[4] + V[5] + V[6]);
+        }
+      });
   Ctx.Results[0] = std::move(R);
   return llvm::Error::success();
 }
