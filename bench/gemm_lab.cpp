@@ -177,7 +177,7 @@ static std::string variantName(const GemmVariant &V) {
          std::to_string(V.Tile.Stages) +
          (V.KSplit ? " split " + std::to_string(V.KSplit) : "") +
          (V.Persistent ? " persistent" : "") +
-         (V.StagedEpilogue ? " staged" : "");
+         (V.StagedEpilogue ? " staged" : "") + (V.GridNorm ? " grid" : "");
 }
 
 int main(int argc, char **argv) {
@@ -228,6 +228,13 @@ int main(int argc, char **argv) {
   };
   auto Staged = [](GemmVariant V) {
     V.StagedEpilogue = true;
+    if (!V.KSplit)
+      V.KSplit = 1;
+    return V;
+  };
+  // Row statistics through global memory (a cooperative launch).
+  auto Grid = [](GemmVariant V) {
+    V.GridNorm = true;
     if (!V.KSplit)
       V.KSplit = 1;
     return V;
@@ -324,7 +331,13 @@ int main(int argc, char **argv) {
                                     Staged(Tma(128, 128, 6)),
                                     Staged(Tma(128, 256, 4)),
                                     Staged(Tma(64, 256, 4)),
-                                    Staged(Tma(64, 256, 3))};
+                                    Staged(Tma(64, 256, 3)),
+                                    Grid(Tma(128, 192, 5)),
+                                    Grid(Staged(Tma(128, 192, 5))),
+                                    Grid(Staged(Tma(128, 192, 4))),
+                                    Grid(Staged(Tma(128, 256, 4))),
+                                    Grid(Staged(Tma(128, 256, 3))),
+                                    Grid(Staged(Tma(128, 128, 6)))};
   std::vector<GemmVariant> LnSmall = {Mma,
                                       Auto,
                                       W(64, 128, 6),
@@ -334,7 +347,13 @@ int main(int argc, char **argv) {
                                       W(128, 256, 4),
                                       Tma(64, 128, 6),
                                       Tma(64, 192, 6),
-                                      Tma(128, 192, 5)};
+                                      Tma(128, 192, 5),
+                                      Grid(Tma(64, 64, 6)),
+                                      Grid(Staged(Tma(64, 64, 6))),
+                                      Grid(Staged(Tma(64, 128, 6))),
+                                      Grid(Staged(Tma(64, 192, 6))),
+                                      Grid(Staged(Tma(128, 192, 5))),
+                                      Grid(Staged(Tma(128, 128, 6)))};
   std::vector<Config> Configs = {
       // Layout checks first: small, odd edges.
       {"gemm", 128, 128, 64, {Auto, W(64, 64, 4)}},
@@ -353,7 +372,12 @@ int main(int argc, char **argv) {
        200,
        {Auto, W(64, 104, 4), W(128, 128, 4), Tma(64, 104, 4),
         TmaSplit(64, 104, 4, 2)}},
-      {"ln", 200, 1000, 136, {Auto, W(128, 128, 4), W(64, 256, 4)}},
+      {"ln",
+       200,
+       1000,
+       136,
+       {Auto, W(128, 128, 4), W(64, 256, 4), Tma(64, 128, 4),
+        Grid(Tma(64, 128, 4)), Grid(Tma(128, 256, 3))}},
   };
   for (int64_t M : {4096, 128})
     for (auto [N, K] : {std::pair<int64_t, int64_t>{768, 768},
@@ -620,9 +644,17 @@ int main(int argc, char **argv) {
       cudaLibraryUnload(Mod);
       continue;
     }
+    // Scratch (zero before the first launch; the kernel leaves it zero).
+    void *Scratch = nullptr;
+    if (K.ScratchBytes) {
+      CK(cudaMalloc(&Scratch, K.ScratchBytes));
+      CK(cudaMemset(Scratch, 0, K.ScratchBytes));
+    }
     std::vector<void *> Args;
     for (void *&P : Ptrs)
       Args.push_back(&P);
+    if (Scratch)
+      Args.push_back(&Scratch);
     // Tensor maps (TMA producer) after the pointers, encoded as the runtime
     // does (the driver's encoder through cudart, no libcuda link).
     std::vector<CUtensorMap> Maps(K.TensorMaps.size());
@@ -659,10 +691,17 @@ int main(int argc, char **argv) {
                           dim3(1024, 1, 1), dim3(256, 1, 1), PA, 0, nullptr));
     }
     auto Launch = [&] {
-      return cudaLaunchKernel(reinterpret_cast<const void *>(F),
-                              dim3(K.Grid[0], K.Grid[1], K.Grid[2]),
-                              dim3(K.Block[0], K.Block[1], K.Block[2]),
-                              Args.data(), K.DynamicSharedBytes, nullptr);
+      cudaLaunchAttribute Attr;
+      Attr.id = cudaLaunchAttributeCooperative;
+      Attr.val.cooperative = 1;
+      cudaLaunchConfig_t Cfg = {};
+      Cfg.gridDim = dim3(K.Grid[0], K.Grid[1], K.Grid[2]);
+      Cfg.blockDim = dim3(K.Block[0], K.Block[1], K.Block[2]);
+      Cfg.dynamicSmemBytes = K.DynamicSharedBytes;
+      Cfg.attrs = &Attr;
+      Cfg.numAttrs = K.Cooperative ? 1 : 0;
+      return cudaLaunchKernelExC(&Cfg, reinterpret_cast<const void *>(F),
+                                 Args.data());
     };
     CK(Launch());
     cudaError_t SyncR = cudaDeviceSynchronize();
@@ -724,6 +763,34 @@ int main(int argc, char **argv) {
       float T;
       CK(cudaEventElapsedTime(&T, E0, E1));
       Ms.push_back(T / Iters);
+    }
+    // Blocks that wait for each other: after every launch above the
+    // counters must be back at zero, and a last launch still right.
+    if (Scratch) {
+      unsigned TilesM = unsigned((C.M + It.V.Tile.BM - 1) / It.V.Tile.BM);
+      std::vector<unsigned> Cnt(2 * TilesM);
+      CK(cudaMemcpy(Cnt.data(), Scratch, Cnt.size() * 4,
+                    cudaMemcpyDeviceToHost));
+      bool Zero = std::all_of(Cnt.begin(), Cnt.end(),
+                              [](unsigned V) { return V == 0; });
+      {
+        void *PA[] = {&Out, &NOut};
+        CK(cudaLaunchKernel(reinterpret_cast<const void *>(Poison),
+                            dim3(1024, 1, 1), dim3(256, 1, 1), PA, 0, nullptr));
+      }
+      CK(Launch());
+      CK(cudaMemset(Res, 0, 8));
+      void *DA[] = {&Out, &Ref, &NOut, &Res};
+      CK(cudaLaunchKernel(reinterpret_cast<const void *>(MaxDiff),
+                          dim3(264, 1, 1), dim3(256, 1, 1), DA, 0, nullptr));
+      float R2[2];
+      CK(cudaMemcpy(R2, Res, 8, cudaMemcpyDeviceToHost));
+      if (!Zero || !(R2[0] <= 2e-2f * std::max(1.f, R2[1]))) {
+        std::printf("   after the timed launches: counters %s, max err %g\n",
+                    Zero ? "zero" : "NOT ZERO", R2[0]);
+        ++Failures;
+      }
+      cudaFree(Scratch);
     }
     std::sort(Ms.begin(), Ms.end());
     float Us = Ms[2] * 1000.f;

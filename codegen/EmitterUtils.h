@@ -51,6 +51,9 @@ public:
   /// Registers a tensor-map parameter (after every buffer) of the Input'th
   /// registered input; returns its name (tmap0..).
   std::string addTensorMap(unsigned Input, const TensorMapShape &Shape);
+  /// Registers the scratch parameter (after every buffer, before the
+  /// tensor maps: GeneratedKernel::ScratchBytes); returns its name.
+  std::string addScratch(uint32_t Bytes);
 
   /// Prints the signature and opens the kernel body.
   [[nodiscard]] CudaPrinter::Scope beginKernel();
@@ -74,6 +77,8 @@ public:
 
   /// Kernel attributes printed before the name (`__cluster_dims__(..)`).
   void setAttributes(std::string A) { Attributes = std::move(A); }
+  /// Launched cooperatively (GeneratedKernel::Cooperative).
+  void setCooperative() { K.Cooperative = true; }
   /// Dynamic shared memory of the launch, in bytes.
   void setDynamicShared(unsigned Bytes);
   /// With CodegenOptions::DependentLaunch: the kernel body waits for the
@@ -106,6 +111,7 @@ private:
   bool OwnWait = false;
   unsigned NumOut = 0, NumIn = 0;
   std::vector<std::string> MapParams;
+  std::string ScratchParam;
 };
 
 /// Emits the offsets sum_d coord_d(Var) * Strides[k][d] of the linear
@@ -218,6 +224,9 @@ std::string mmaHelpers(DType T);
 /// Distributed shared memory reads and the cluster barrier (sm_90; uses
 /// mmaHelpers' solder_smem).
 std::string clusterHelpers();
+/// solder_rowgroup_wait / solder_rowgroup_leave: blocks of a cooperative
+/// launch meeting through counters in the kernel's scratch.
+std::string rowGroupHelpers();
 
 /// An error "<node>: <Msg>".
 llvm::Error nodeError(const Node &N, const llvm::Twine &Msg);

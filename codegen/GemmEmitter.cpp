@@ -28,14 +28,19 @@
 //     accumulator, bias/residual/activation/casts follow in registers and
 //     each result is stored once.
 //
-// A row normalization needs whole rows of N. A block holds BN = 128
-// columns, so a row of N <= 1024 spans ceil(N / 128) blocks, launched as
-// one thread-block cluster (sm_90): each block reduces its part of every
-// row's sum in shared memory, the cluster barrier publishes it, and each
-// block adds its peers' parts through distributed shared memory; the same
-// again for the centred sum of squares (two passes, as the reference
-// computes it), then every block normalizes its own tile. The tile never
-// leaves registers between the GEMM and the store.
+// A row normalization needs whole rows of N, which span several blocks.
+// Each block computes its columns' mean and centred sum of squares of
+// every row and the row's blocks combine those (Chan et al.'s formula:
+// one exchange, as exact as two passes over the row), then every block
+// normalizes its own tile; the tile never leaves registers between the
+// GEMM and the store. Where the TMA loop's tiles fit one wave (at most
+// 132 blocks), the blocks of a row exchange through global memory (the
+// kernel's scratch: a part per block and row, arrival counters the last
+// block to leave resets), launched cooperatively so all are resident;
+// the residual's tile is copied into shared memory by the producer
+// warpgroup's idle warps during the main loop. Otherwise a row of N <=
+// 1024 spans ceil(N / BN) blocks launched as one thread-block cluster
+// (sm_90) that exchange through distributed shared memory.
 //
 // Shapes whose K (or N, for B as [K, N]) is not a multiple of 8 cannot use
 // 16-byte copies; they take element loads into the same tiles (correct,
@@ -678,9 +683,22 @@ codegen::emitGeneratedGemmVariant(const Node &Group, const CodegenOptions &Opts,
   const Graph *Body = Group.body();
   bool TransB = S.TransB;
   bool CanWgmma = wgmmaApplies(Opts.SmVersion, S.N, S.K, TransB);
+  // A row normalization whose TMA tiles fit one wave exchanges its row
+  // statistics through global memory (GemmVariant::GridNorm). Measured on
+  // an H200 (bench/gemm_lab, us, this form against the best cluster form
+  // and cuBLASLt plus the row kernel): 4096 x 768 x 768 16.9 / 24.7 /
+  // 17.4, 4096 x 768 x 3072 38.4 / 50.9 / 37.0, 128 x 768 x 768 (64 x 64
+  // tiles, 12 blocks a row) 8.2 / 9.6 / 8.7, 128 x 768 x 3072 14.4 / 18.4
+  // / 11.7. Tuning times it against the library per group.
+  WgmmaTile GridTile = chooseTmaTile(S.M, S.N);
+  const int64_t GridTiles = ((S.M + GridTile.BM - 1) / GridTile.BM) *
+                            ((S.N + GridTile.BN - 1) / GridTile.BN);
+  const bool AutoGrid = !Force && S.Norm && CanWgmma && S.N > GridTile.BN &&
+                        GridTiles <= PersistentBlocks &&
+                        (TransB || S.N % 64 == 0);
   bool Wgmma =
       Force ? Force->Wgmma
-            : CanWgmma && (Opts.PreferWgmma ||
+            : CanWgmma && (AutoGrid || Opts.PreferWgmma ||
                            wgmmaPreferred(S.M, S.N, S.K, S.Norm != nullptr));
   if (Wgmma && !CanWgmma)
     return groupError(Group, nullptr,
@@ -688,7 +706,7 @@ codegen::emitGeneratedGemmVariant(const Node &Group, const CodegenOptions &Opts,
                       "[K, N]) a multiple of 8");
   // Without a row normalization the wgmma loop takes its TMA producer
   // (measured faster at every BERT-base shape); forced variants say.
-  const bool Tma = Force ? Force->Tma : Wgmma && !S.Norm;
+  const bool Tma = Force ? Force->Tma : Wgmma && (!S.Norm || AutoGrid);
   const bool Specialized = Force ? Force->Specialized || Tma : Tma;
   if (Specialized && (!Wgmma || (S.Norm && !Tma)))
     return groupError(Group, nullptr,
@@ -705,13 +723,15 @@ codegen::emitGeneratedGemmVariant(const Node &Group, const CodegenOptions &Opts,
   int Stages = 0;
   if (Wgmma) {
     W = Force && Force->Tile.BM ? Force->Tile
+        : AutoGrid              ? GridTile
         : Tma                   ? chooseTmaTile(S.M, S.N)
                                 : chooseWgmmaTile(S.M, S.N, S.K, S.Norm);
     if (W.BM % 64 || W.BM < 64 || W.BM > 256 || W.BN % 8 || W.BN < 8 ||
         W.BN > 256 || (!TransB && W.BN % 64) || W.Stages < 3 ||
         wgmmaSharedBytes(W, Specialized) > 220 * 1024 ||
         (Specialized && (W.BN > (Tma ? 256 : 192) || W.BM > 128)) ||
-        (S.Norm && (S.N + W.BN - 1) / W.BN > MaxCluster))
+        (S.Norm && !(Force ? Force->GridNorm : AutoGrid) &&
+         (S.N + W.BN - 1) / W.BN > MaxCluster))
       return groupError(Group, nullptr,
                         "no wgmma GEMM with tile " + std::to_string(W.BM) +
                             "x" + std::to_string(W.BN) + ", " +
@@ -737,13 +757,25 @@ codegen::emitGeneratedGemmVariant(const Node &Group, const CodegenOptions &Opts,
                                             : 3;
     SharedBytes = unsigned(StageBytes * Stages);
   }
-  const int64_t Cluster = S.Norm ? (S.N + T.BN - 1) / T.BN : 1;
   // K split over a cluster (sm_90, no row normalization, the mma.sync or
   // the warp-specialized wgmma loop): partial sums meet in block 0's
   // registers.
   const unsigned TilesM = unsigned((S.M + T.BM - 1) / T.BM),
                  TilesN = unsigned((S.N + T.BN - 1) / T.BN);
   const int64_t Tiles = int64_t(TilesM) * TilesN;
+  // A row normalization's blocks of a row meet through global memory, all
+  // resident at once (one wave, one block per SM), or in a cluster.
+  const bool GridNorm =
+      S.Norm && TilesN > 1 && (Force ? Force->GridNorm : AutoGrid);
+  if (GridNorm && (!Tma || Tiles > PersistentBlocks ||
+                   (Force && (Force->KSplit > 1 || Force->Persistent))))
+    return groupError(Group, nullptr,
+                      "no row statistics through global memory: they need "
+                      "the TMA loop, at most " +
+                          std::to_string(PersistentBlocks) +
+                          " blocks (one wave), no split K and no persistent "
+                          "loop");
+  const int64_t Cluster = S.Norm && !GridNorm ? TilesN : 1;
   int64_t KSplit = 1;
   if ((!Wgmma || Specialized) && !S.Norm && Opts.SmVersion >= 90) {
     int64_t KSteps = (S.K + BK - 1) / BK;
@@ -921,6 +953,40 @@ codegen::emitGeneratedGemmVariant(const Node &Group, const CodegenOptions &Opts,
       StagedApply = &Ap;
   }
 
+  // A row normalization's residual (an [M, N] operand of the epilogue),
+  // copied into shared memory by the producer warpgroup's idle warps
+  // while the consumers multiply (TileOperandCopy), so the epilogue does
+  // not read it two bytes at a time in the accumulators' layout.
+  const Value *TileV = nullptr;
+  int64_t TileOffset = 0;
+  const int64_t TilePitch = W.BN + 8; // rows 16 bytes apart in banks
+  if (Tma && S.Norm && !Persistent && KSplit == 1 && !MoveRegisters && !Stats &&
+      S.N % 8 == 0) {
+    for (const Value *V : Reads) {
+      const Value *Outer = outerValue(Group, V);
+      if (V == S.ASource || V == S.B || V->producer() || !Outer ||
+          Outer->isConstant() || V->dtype() != S.T || !V->type().isStatic() ||
+          dimsOf(V) != S.ResultDims)
+        continue;
+      int64_t Base = std::max<int64_t>(wgmmaSharedBytes(W, Specialized),
+                                       Staged ? EpiBytes : 0);
+      int64_t Bytes = int64_t(W.BM) * TilePitch * 2;
+      // Fewer stages where the tile would not fit beside them.
+      while (W.Stages > 3 && (Base + 15) / 16 * 16 + Bytes > 220 * 1024) {
+        --W.Stages;
+        Base = std::max<int64_t>(wgmmaSharedBytes(W, Specialized),
+                                 Staged ? EpiBytes : 0);
+      }
+      if ((Base + 15) / 16 * 16 + Bytes > 220 * 1024)
+        break;
+      Stages = W.Stages;
+      TileOffset = (Base + 15) / 16 * 16;
+      SharedBytes = unsigned(TileOffset + Bytes);
+      TileV = V;
+      break;
+    }
+  }
+
   CodegenOptions O = groupOptions(Group, Opts);
   O.BlockSize = Threads;
   KernelBuilder B(
@@ -968,6 +1034,9 @@ codegen::emitGeneratedGemmVariant(const Node &Group, const CodegenOptions &Opts,
        : Wgmma       ? "tensor-core GEMM (wgmma) "
                      : "tensor-core GEMM ") +
       Shape + (Cluster > 1 ? ", cluster of " + std::to_string(Cluster) : "") +
+      (GridNorm ? ", row statistics through global memory (" +
+                      std::to_string(TilesN) + " blocks a row, cooperative)"
+                : "") +
       (KSplit > 1 ? ", K split over a cluster of " + std::to_string(KSplit)
                   : "") +
       (S.Norm ? ", " + S.Norm->opName().str() + " epilogue" : "") +
@@ -980,6 +1049,9 @@ codegen::emitGeneratedGemmVariant(const Node &Group, const CodegenOptions &Opts,
              : "") +
       (StagedApply ? ", the deferred LayerNorm added in the staged copy-out"
                    : "") +
+      (TileV ? ", " + memberName(*TileV->uses().front().User) +
+                   "'s operand tile copied by the idle producer warps"
+             : "") +
       (AsyncA && AsyncB ? "" : ", element loads");
   B.describeGroup(Info.Id, std::move(NodeNames),
                   groupSummary(Group, Desc, Nodes, InOuter, OutOuter));
@@ -998,6 +1070,21 @@ codegen::emitGeneratedGemmVariant(const Node &Group, const CodegenOptions &Opts,
     P.declare("solder_mbar", mbarrierHelpers());
   if (Cluster > 1 || KSplit > 1)
     P.declare("solder_cluster", clusterHelpers());
+  // Row statistics through global memory: counters (arrived, left) per
+  // row of blocks, then each block's (mean, centred sum of squares) of
+  // its columns for each row.
+  const int64_t RowsPadded = int64_t(TilesM) * T.BM;
+  const int64_t CounterWords = (2 * int64_t(TilesM) + 63) / 64 * 64;
+  std::string ScratchParam;
+  if (GridNorm) {
+    ScratchParam = B.addScratch(
+        uint32_t(CounterWords * 4 + int64_t(TilesN) * RowsPadded * 8));
+    P.declare("solder_rowgroup", rowGroupHelpers());
+    // The blocks the emulator must run together (tests/emulator).
+    P.declare("solder_coresident",
+              "// solder_coresident(1, " + std::to_string(TilesN) +
+                  ", 1): the blocks of a row wait for each other");
+  }
 
   std::string Tn = P.storageType(S.T);
   std::string Loop;
@@ -1013,10 +1100,20 @@ codegen::emitGeneratedGemmVariant(const Node &Group, const CodegenOptions &Opts,
       TmapA = B.addTensorMap(InputOf(S.ASource), Maps[0]);
       TmapB = B.addTensorMap(InputOf(S.B), Maps[1]);
     }
-    Loop = wgmmaMainLoop(
-        W, TransB, S.M, S.N, S.K, Tn, AParam, BParam, Specialized, Tma, TmapA,
-        TmapB, int(KSplit), KSplit > 1 ? KSplitMany : KSplitOne, Persistent,
-        MoveRegisters, KSplit > 1 || S.Norm, PrefetchB, Stats != nullptr);
+    std::optional<TileOperandCopy> TileCopy;
+    if (TileV) {
+      TileCopy.emplace();
+      TileCopy->Ptr =
+          InParams[size_t(llvm::find(Reads, TileV) - Reads.begin())];
+      TileCopy->Offset = TileOffset;
+      TileCopy->Pitch = TilePitch;
+      TileCopy->Wait = PrefetchB;
+    }
+    Loop = wgmmaMainLoop(W, TransB, S.M, S.N, S.K, Tn, AParam, BParam,
+                         Specialized, Tma, TmapA, TmapB, int(KSplit),
+                         KSplit > 1 ? KSplitMany : KSplitOne, Persistent,
+                         MoveRegisters, KSplit > 1 || S.Norm, PrefetchB,
+                         Stats != nullptr, TileCopy ? &*TileCopy : nullptr);
     // The producers stayed for the reduction's barriers; the epilogue is
     // the consumers'.
     if (KSplit > 1)
@@ -1313,11 +1410,33 @@ codegen::emitGeneratedGemmVariant(const Node &Group, const CodegenOptions &Opts,
       return E;
     }
 
+    // The residual's tile, once the idle producer warps copied it.
+    auto RememberTile = [&](const Coords &C) -> llvm::Error {
+      if (!TileV)
+        return llvm::Error::success();
+      for (const Use &U : TileV->uses()) {
+        auto CC = VE.broadcastCoords(*U.User, TileV, S.ResultDims, C);
+        if (!CC)
+          return CC.takeError();
+        VE.remember(TileV, *CC,
+                    loadExpr(S.T, "tile_s[lrow * " + std::to_string(TilePitch) +
+                                      " + (col - n0)]"));
+      }
+      return llvm::Error::success();
+    };
+    if (TileV) {
+      P.line("const " + Tn + " *const tile_s = reinterpret_cast<const " + Tn +
+             " *>(solder_dyn_smem + " + std::to_string(TileOffset) + ");");
+      P.line("if (tid < NTH)");
+      P.line("  solder_bar_sync(3, NTH + 96);");
+    }
     // Pass 1: the normalized value X (pre-norm results stored), kept in
     // the accumulator; 0 outside the matrix so it adds nothing.
     const Value *X = S.Norm->operand(0);
     if (auto E =
             ForElements("a = 0.f;", false, [&](const Coords &C) -> llvm::Error {
+              if (auto E = RememberTile(C))
+                return E;
               if (auto E = Product(C))
                 return E;
               auto XV = VE.compute(X, C);
@@ -1333,81 +1452,206 @@ codegen::emitGeneratedGemmVariant(const Node &Group, const CodegenOptions &Opts,
       return E;
     bool Rms = S.Norm->kind() == OpKind::RMSNormalization;
     double Eps = S.Norm->attrs().getFloat("epsilon", 1e-5);
-    P.line("__shared__ float red[WN][BM], part[2][BM], stat[2][BM];");
-    std::string Sync =
-        Cluster > 1 ? "solder_cluster_sync();" : "__syncthreads();";
-    auto Gather = [&](const std::string &Part) {
-      return Cluster > 1 ? "solder_ld_cluster(&" + Part + ", r)" : Part;
-    };
-    // One statistic: Term(value) summed over each row, across warps, then
-    // blocks; Finish(sum) lands in stat[Which].
-    auto RowSum = [&](const std::string &Term, int Which,
-                      const std::string &Finish) {
+    // Prints `float Var` = Term(a) summed over this thread's columns of row
+    // (mt, h), then over its quad (the row's columns in the warp).
+    auto QuadRowSum = [&](const std::string &Var, const std::string &Term) {
+      P.line("float " + Var + " = 0.f;");
+      P.line("#pragma unroll");
       {
-        std::optional<CudaPrinter::Scope> Consumers;
-        if (Specialized && S.Norm)
-          Consumers.emplace(P.scope("if (tid < NTH)"));
+        auto L3 = P.scope("for (int nt = 0; nt < NT; ++nt)");
+        P.line("#pragma unroll");
+        auto L4 = P.scope("for (int e = 0; e < 2; ++e)");
+        P.line("const float a = acc[mt][nt][h * 2 + e];");
+        P.line("(void)a;");
+        P.line("if (n0 + wn * TN + nt * 8 + tq * 2 + e < N) " + Var +
+               " += " + Term + ";");
+      }
+      P.line(Var + " += __shfl_xor_sync(0xffffffffu, " + Var + ", 1);");
+      P.line(Var + " += __shfl_xor_sync(0xffffffffu, " + Var + ", 2);");
+    };
+    // With the wgmma loops a row's columns in this block are one warp's
+    // (WN = 1): its quads reduce them with shuffles, publish the block's
+    // part, and after the one block barrier around the wait read the
+    // row's parts into registers: no shared memory, three barriers.
+    const bool WarpStats = GridNorm;
+    assert((!GridNorm || Wgmma) && "the TMA loop is a wgmma loop");
+    std::string MeanAt = "stat[0][lrow]", RstdAt = "stat[1][lrow]";
+    std::string InvN = floatLiteral(1.0 / double(S.N));
+    std::string EpsL = floatLiteral(Eps);
+    if (WarpStats) {
+      MeanAt = "smean[mt][h]";
+      RstdAt = "srstd[mt][h]";
+      std::string Tn = std::to_string(TilesN), Tm = std::to_string(TilesM);
+      P.line("float smean[MT][2], srstd[MT][2];");
+      P.line("const int nb = N - n0 < BN ? N - n0 : BN;");
+      P.line("float2 *const xpart = reinterpret_cast<float2 *>(" +
+             ScratchParam + " + " + std::to_string(CounterWords) + ");");
+      P.line("constexpr long long MP = " + std::to_string(RowsPadded) + ";");
+      auto Rows = [&](llvm::function_ref<void()> Body) {
+        auto Consumers = P.scope("if (tid < NTH)");
         P.line("#pragma unroll");
         auto L1 = P.scope("for (int mt = 0; mt < MT; ++mt)");
         P.line("#pragma unroll");
         auto L2 = P.scope("for (int h = 0; h < 2; ++h)");
         P.line("const int lrow = wm * TM + mt * 16 + g + h * 8;");
-        P.line("float s = 0.f;");
-        P.line("#pragma unroll");
-        {
-          auto L3 = P.scope("for (int nt = 0; nt < NT; ++nt)");
-          P.line("#pragma unroll");
-          auto L4 = P.scope("for (int e = 0; e < 2; ++e)");
-          P.line("const float a = acc[mt][nt][h * 2 + e];");
-          P.line("(void)a;");
-          P.line("if (n0 + wn * TN + nt * 8 + tq * 2 + e < N) s += " + Term +
-                 ";");
+        Body();
+      };
+      Rows([&] {
+        if (Rms) {
+          QuadRowSum("q", "a * a");
+          P.line("const float mu = 0.f;");
+        } else {
+          QuadRowSum("s", "a");
+          P.line("const float mu = s / nb;");
+          QuadRowSum("q", "(a - mu) * (a - mu)");
         }
-        P.line("s += __shfl_xor_sync(0xffffffffu, s, 1);");
-        P.line("s += __shfl_xor_sync(0xffffffffu, s, 2);");
-        P.line("if (tq == 0) red[wn][lrow] = s;");
-      }
+        P.line("if (tq == 0) xpart[blockIdx.y * MP + m0 + lrow] = "
+               "make_float2(mu, q);");
+      });
       P.line("__syncthreads();");
       {
-        auto L = P.scope("for (int i = tid; i < BM; i += NTH)");
+        auto If = P.scope("if (tid == 0)");
+        P.line("solder_rowgroup_wait(" + ScratchParam + " + blockIdx.x, " + Tn +
+               ");");
+        P.line("solder_rowgroup_leave(" + ScratchParam + " + blockIdx.x, " +
+               ScratchParam + " + " + Tm + " + blockIdx.x, " + Tn + ");");
+      }
+      P.line("__syncthreads();");
+      Rows([&] {
+        P.line("const long long prow = m0 + lrow;");
+        if (Rms) {
+          P.line("float ss = 0.f;");
+          P.line("#pragma unroll");
+          P.line("for (int r = 0; r < " + Tn +
+                 "; ++r) ss += __ldcg(&xpart[r * MP + prow]).y;");
+          P.line("srstd[mt][h] = rsqrtf(ss * " + InvN + " + " + EpsL + ");");
+          P.line("smean[mt][h] = 0.f;");
+          return;
+        }
+        P.line("float2 pr[" + Tn + "];");
+        P.line("float mean = 0.f, m2 = 0.f;");
+        P.line("#pragma unroll");
+        {
+          auto L = P.scope("for (int r = 0; r < " + Tn + "; ++r)");
+          P.line("pr[r] = __ldcg(&xpart[r * MP + prow]);");
+          P.line("mean += float(N - r * BN < BN ? N - r * BN : BN) * pr[r].x;");
+        }
+        P.line("mean *= " + InvN + ";");
+        P.line("#pragma unroll");
+        {
+          auto L = P.scope("for (int r = 0; r < " + Tn + "; ++r)");
+          P.line("const float d = pr[r].x - mean;");
+          P.line("m2 += pr[r].y + float(N - r * BN < BN ? N - r * BN : BN) * "
+                 "d * d;");
+        }
+        P.line("smean[mt][h] = mean;");
+        P.line("srstd[mt][h] = rsqrtf(m2 * " + InvN + " + " + EpsL + ");");
+      });
+    } else {
+      P.line("__shared__ float red[WN][BM], part[2][BM], stat[2][BM];");
+      // Term(a) summed over this block's columns of each row (quad
+      // shuffles, then across warps), into red.
+      auto LocalSum = [&](const std::string &Term) {
+        {
+          std::optional<CudaPrinter::Scope> Consumers;
+          if (Specialized && S.Norm)
+            Consumers.emplace(P.scope("if (tid < NTH)"));
+          P.line("#pragma unroll");
+          auto L1 = P.scope("for (int mt = 0; mt < MT; ++mt)");
+          P.line("#pragma unroll");
+          auto L2 = P.scope("for (int h = 0; h < 2; ++h)");
+          P.line("const int lrow = wm * TM + mt * 16 + g + h * 8;");
+          QuadRowSum("s", Term);
+          P.line("if (tq == 0) red[wn][lrow] = s;");
+        }
+        P.line("__syncthreads();");
+      };
+      auto RedTotal = [&]() {
         P.line("float t = 0.f;");
         P.line("#pragma unroll");
         P.line("for (int w = 0; w < WN; ++w) t += red[w][i];");
-        P.line("part[" + std::to_string(Which) + "][i] = t;");
-      }
-      P.line(Sync);
-      {
+      };
+      // Each block's statistics of its own columns, (mean, centred sum of
+      // squares) for LayerNorm (the sum of squares for RMS norm) in part;
+      // the row's combine them (Chan et al.: M2 = sum M2_b + n_b (mean_b -
+      // mean)^2), so the blocks meet once, and as exactly as two passes
+      // over the whole row.
+      P.line("const int nb = N - n0 < BN ? N - n0 : BN;");
+      if (Rms) {
+        LocalSum("a * a");
         auto L = P.scope("for (int i = tid; i < BM; i += NTH)");
-        P.line("float t = 0.f;");
-        if (Cluster > 1) {
-          P.line("#pragma unroll");
-          P.line("for (unsigned r = 0; r < " + std::to_string(Cluster) +
-                 "; ++r) t += " +
-                 Gather("part[" + std::to_string(Which) + "][i]") + ";");
-        } else {
-          P.line("t = part[" + std::to_string(Which) + "][i];");
+        RedTotal();
+        P.line("part[0][i] = 0.f;");
+        P.line("part[1][i] = t;");
+      } else {
+        LocalSum("a");
+        {
+          auto L = P.scope("for (int i = tid; i < BM; i += NTH)");
+          RedTotal();
+          P.line("part[0][i] = t / nb;");
         }
-        P.line("stat[" + std::to_string(Which) + "][i] = " + Finish + ";");
+        P.line("__syncthreads();");
+        LocalSum("(a - part[0][lrow]) * (a - part[0][lrow])");
+        auto L = P.scope("for (int i = tid; i < BM; i += NTH)");
+        RedTotal();
+        P.line("part[1][i] = t;");
+      }
+      // Combines the blocks' parts of row i (Load(k, r): part k of block r,
+      // n_r its columns) into stat.
+      auto Combine =
+          [&](unsigned Blocks,
+              llvm::function_ref<std::string(int, const char *)> Load) {
+            std::string Br = std::to_string(Blocks);
+            if (Rms) {
+              P.line("float ss = 0.f;");
+              P.line("#pragma unroll");
+              P.line("for (int r = 0; r < " + Br +
+                     "; ++r) ss += " + Load(1, "r") + ";");
+              P.line("stat[1][i] = rsqrtf(ss * " + InvN + " + " + EpsL + ");");
+              return;
+            }
+            P.line("float mu[" + Br + "], mean = 0.f, m2 = 0.f;");
+            P.line("#pragma unroll");
+            {
+              auto L = P.scope("for (int r = 0; r < " + Br + "; ++r)");
+              P.line("mu[r] = " + Load(0, "r") + ";");
+              P.line(
+                  "mean += float(N - r * BN < BN ? N - r * BN : BN) * mu[r];");
+            }
+            P.line("mean *= " + InvN + ";");
+            P.line("#pragma unroll");
+            {
+              auto L = P.scope("for (int r = 0; r < " + Br + "; ++r)");
+              P.line("const float d = mu[r] - mean;");
+              P.line("m2 += " + Load(1, "r") +
+                     " + float(N - r * BN < BN ? N - r * BN : BN) * d * d;");
+            }
+            P.line("stat[0][i] = mean;");
+            P.line("stat[1][i] = rsqrtf(m2 * " + InvN + " + " + EpsL + ");");
+          };
+      {
+        // (GridNorm kernels are wgmma kernels: WarpStats above.)
+        P.line(Cluster > 1 ? "solder_cluster_sync();" : "__syncthreads();");
+        auto L = P.scope("for (int i = tid; i < BM; i += NTH)");
+        Combine(unsigned(Cluster), [&](int K, const char *R) {
+          std::string Part = "part[" + std::to_string(K) + "][i]";
+          return Cluster > 1 ? "solder_ld_cluster(&" + Part + ", " +
+                                   std::string(R) + ")"
+                             : Part;
+        });
       }
       P.line("__syncthreads();");
-    };
-    std::string InvN = floatLiteral(1.0 / double(S.N));
-    if (Rms) {
-      RowSum("a * a", 1,
-             "rsqrtf(t * " + InvN + " + " + floatLiteral(Eps) + ")");
-    } else {
-      RowSum("a", 0, "t * " + InvN);
-      RowSum("(a - stat[0][lrow]) * (a - stat[0][lrow])", 1,
-             "rsqrtf(t * " + InvN + " + " + floatLiteral(Eps) + ")");
     }
     // Pass 2: normalize, the rest of the epilogue, store. Staged, the
     // tile goes to the stages (idle since the barriers above) first.
     if (Staged)
       DeclareStaged();
     if (auto E = ForElements("", true, [&](const Coords &C) -> llvm::Error {
+          if (auto E = RememberTile(C))
+            return E;
           VE.remember(X, C, "a");
-          std::string Y = Rms ? "(a * stat[1][lrow])"
-                              : "((a - stat[0][lrow]) * stat[1][lrow])";
+          std::string Y = Rms ? "(a * " + RstdAt + ")"
+                              : "((a - " + MeanAt + ") * " + RstdAt + ")";
           const Value *Scale = S.Norm->operand(1);
           auto SC = VE.broadcastCoords(*S.Norm, Scale, S.ResultDims, C);
           if (!SC)
@@ -1443,6 +1687,8 @@ codegen::emitGeneratedGemmVariant(const Node &Group, const CodegenOptions &Opts,
   }();
   if (Err)
     return std::move(Err);
+  if (GridNorm)
+    B.setCooperative();
   if (Persistent)
     B.setGrid({unsigned(std::min<int64_t>(Tiles, PersistentBlocks)), 1, 1},
               Threads);

@@ -4,7 +4,8 @@
 // its symbol, what its parameters point at, and its launch configuration.
 // Shapes are baked into the source, so a kernel's parameters are the
 // device pointers of the values it reads and writes, in Args order, then
-// any tensor maps (TMA descriptors) of them, by value.
+// its scratch pointer if it has one, then any tensor maps (TMA
+// descriptors) of them, by value.
 //
 //===----------------------------------------------------------------------===//
 #ifndef SOLDER_CODEGEN_GENERATEDKERNEL_H
@@ -59,6 +60,14 @@ struct GeneratedKernel {
   /// The kernel waits for the previous grid itself (griddepcontrol.wait
   /// first thing), so it may be launched as a programmatic dependent.
   bool DependentLaunch = false;
+  /// Bytes of scratch the kernel takes as one more pointer after its
+  /// inputs (0: none): device memory of its own, zero before its first
+  /// launch and kept between launches, which the kernel leaves zero again
+  /// (arrival counters of blocks that wait for each other).
+  uint32_t ScratchBytes = 0;
+  /// Its blocks wait for each other, so they must all be resident at once:
+  /// a cooperative launch (which fails rather than run them in waves).
+  bool Cooperative = false;
 };
 
 } // namespace solder

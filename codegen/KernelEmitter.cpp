@@ -196,6 +196,13 @@ std::string KernelBuilder::addTensorMap(unsigned Input,
   return Name;
 }
 
+std::string KernelBuilder::addScratch(uint32_t Bytes) {
+  assert(ScratchParam.empty() && Bytes && "one scratch parameter");
+  K.ScratchBytes = Bytes;
+  ScratchParam = "unsigned *scratch";
+  return "scratch";
+}
+
 CudaPrinter::Scope KernelBuilder::beginKernel() {
   P.declare("idx_t", "typedef " + IdxT + " idx_t;");
   std::string Sig = "extern \"C\" __global__ void __launch_bounds__(" +
@@ -211,6 +218,10 @@ CudaPrinter::Scope KernelBuilder::beginKernel() {
     Param.replace(Param.rfind(" *"), 2, " *__restrict__ ");
     Sig += (I ? ", " : "") + Param;
   }
+  // Blocks of other SMs write it: not __restrict__ (no load may be
+  // cached or reordered past the waits).
+  if (!ScratchParam.empty())
+    Sig += (Params.empty() ? "" : ", ") + ScratchParam;
   for (const std::string &M : MapParams)
     Sig += ", " + M;
   Sig += ")";

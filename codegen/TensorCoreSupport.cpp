@@ -97,6 +97,28 @@ __device__ __forceinline__ void solder_cluster_sync() {
   asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
 })";
 
+// Blocks of a cooperative launch waiting for each other through global
+// memory (a row normalization's statistics over blocks that are no
+// cluster): each block's first thread publishes its block's writes (the
+// block barrier before, then a device-scope fence) and arrives on a
+// counter, then waits with acquire loads until all have arrived. The last
+// block to leave resets both counters for the next launch.
+const char *const RowGroupHelperText =
+    R"(__device__ __forceinline__ void solder_rowgroup_wait(unsigned *arrived, unsigned blocks) {
+  __threadfence();
+  atomicAdd(arrived, 1u);
+  unsigned v;
+  do {
+    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(arrived) : "memory");
+  } while (v < blocks);
+}
+__device__ __forceinline__ void solder_rowgroup_leave(unsigned *arrived, unsigned *left, unsigned blocks) {
+  if (atomicAdd(left, 1u) == blocks - 1) {
+    atomicExch(arrived, 0u);
+    atomicExch(left, 0u);
+  }
+})";
+
 // Hopper's warpgroup MMA (sm_90a). A shared-memory matrix descriptor
 // (start address, leading and stride byte offsets, each in 16-byte units;
 // layout 1 = 128-byte swizzle in bits 62-63), the ordering instructions
@@ -245,6 +267,8 @@ std::string mmaHelpers(DType T) {
 }
 
 std::string clusterHelpers() { return ClusterHelperText; }
+
+std::string rowGroupHelpers() { return RowGroupHelperText; }
 
 } // namespace codegen
 } // namespace solder

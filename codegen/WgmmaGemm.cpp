@@ -351,6 +351,19 @@ const char *const StatsWarps = R"( else if (tid >= NTH + 32) {
     }
     solder_bar_sync(2, NTH + 96);
   })";
+// An operand's tile for the epilogue (TileOperandCopy): the producer
+// warpgroup's three idle warps copy it while the consumers multiply.
+const char *const TileWarps = R"( else if (tid >= NTH + 32) {$TILE_WAIT
+    const unsigned tile_u = solder_smem(solder_dyn_smem) + $TILE_OFF;
+    for (int i = tid - NTH - 32; i < BM * (BN / 8); i += 96) {
+      const int r = i / (BN / 8), c = (i % (BN / 8)) * 8;
+      const bool ok = m0 + r < M && n0 + c < N;
+      solder_cp16_u(tile_u + (r * $TILE_PITCH + c) * 2, ok ? $TILE_PTR + (m0 + r) * N + n0 + c : $TILE_PTR, ok);
+    }
+    solder_cp_commit();
+    solder_cp_wait<0>();
+    solder_bar_sync(3, NTH + 96);
+  })";
 // The consumers read the previous grid's writes only in the epilogue
 // (bias, residual), but wait at once: they idle until a stage is full.
 const char *const ConsumerWait = "\nsolder_grid_wait();";
@@ -549,9 +562,12 @@ std::string wgmmaMainLoop(const WgmmaTile &T, bool TransB, int64_t M, int64_t N,
                           const std::string &TmapB, int KSplit,
                           const std::string &KSplitText, bool Persistent,
                           bool MoveRegisters, bool ProducersStay,
-                          bool PrefetchB, bool RowStats) {
+                          bool PrefetchB, bool RowStats,
+                          const TileOperandCopy *Tile) {
   if (PrefetchB && !Tma)
     PrefetchB = false;
+  if (Tile && (!Tma || !ProducersStay || RowStats || Persistent))
+    Tile = nullptr;
   if (RowStats && (!Tma || KSplit > 1 || Persistent || MoveRegisters))
     RowStats = false;
   // N-major B is stored in whole 64-column blocks.
@@ -581,10 +597,19 @@ std::string wgmmaMainLoop(const WgmmaTile &T, bool TransB, int64_t M, int64_t N,
        {"LOAD_STAGE", LoadStage},
        {"ISSUE_STEP", IssueStep},
        {"STATS_DECL", RowStats ? StatsDecl : ""},
-       {"STATS_WARPS", RowStats ? StatsWarps : ""},
+       {"STATS_WARPS", RowStats ? StatsWarps
+                       : Tile   ? TileWarps
+                                : ""},
        {"STATS_ARRIVALS", RowStats ? " + 96" : ""},
        {"TMAP_A", TmapA},
        {"TMAP_B", TmapB}});
+  if (Tile)
+    Loop = substitute(
+        std::move(Loop),
+        {{"TILE_WAIT", Tile->Wait ? "\n    solder_grid_wait();" : ""},
+         {"TILE_OFF", std::to_string(Tile->Offset)},
+         {"TILE_PITCH", std::to_string(Tile->Pitch)},
+         {"TILE_PTR", Tile->Ptr}});
   Loop = substitute(std::move(Loop), {{"SETUP_B", TransB ? SetupBNK : SetupBKN},
                                       {"COPY_B", TransB ? CopyBNK : CopyBKN}});
   return substitute(

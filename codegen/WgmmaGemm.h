@@ -81,6 +81,21 @@ unsigned wgmmaSharedBytes(const WgmmaTile &T, bool Specialized = false);
 /// st_var_s[BM] once the consumers meet them at named barrier 2 (NTH + 96
 /// threads), for a deferred LayerNorm's statistics; K must be a multiple of
 /// 64 (no zero-filled columns summed).
+/// Tile (the TMA loop with ProducersStay, not RowStats): the producer
+/// warpgroup's other three warps copy this block's BM x BN tile of an
+/// [M, N] operand (Ptr, row-major, N a multiple of 8) into shared memory
+/// at byte Offset of the dynamic region, rows Pitch elements apart, with
+/// 16-byte cp.async while the consumers multiply, then meet them at named
+/// barrier 3 (NTH + 96 threads): the epilogue reads a residual from shared
+/// memory instead of two bytes at a time in the accumulators' layout.
+/// Wait: they first wait for the previous grid (a dependent launch whose
+/// body waits itself).
+struct TileOperandCopy {
+  std::string Ptr;
+  int64_t Offset = 0, Pitch = 0;
+  bool Wait = false;
+};
+
 std::string wgmmaMainLoop(const WgmmaTile &T, bool TransB, int64_t M, int64_t N,
                           int64_t K, const std::string &ElemType,
                           const std::string &APtr, const std::string &BPtr,
@@ -90,7 +105,8 @@ std::string wgmmaMainLoop(const WgmmaTile &T, bool TransB, int64_t M, int64_t N,
                           const std::string &KSplitText = "",
                           bool Persistent = false, bool MoveRegisters = false,
                           bool ProducersStay = false, bool PrefetchB = false,
-                          bool RowStats = false);
+                          bool RowStats = false,
+                          const TileOperandCopy *Tile = nullptr);
 
 /// Which main loop a generated GEMM uses, forced (tests, tile sweeps);
 /// BM = 0 lets the wgmma tile be chosen, KSplit = 0 the split of K.
@@ -112,6 +128,11 @@ struct GemmVariant {
   /// The TMA loop's epilogue through shared memory, stored as whole
   /// 16-byte chunks (one 2-byte result, tiles dividing the product).
   bool StagedEpilogue = false;
+  /// A row normalization's statistics meet through global memory among
+  /// the blocks of a row, all resident at once (a cooperative launch),
+  /// instead of across a thread-block cluster (the TMA loop, at most 132
+  /// blocks, no K split).
+  bool GridNorm = false;
 };
 
 /// The tensor maps of the TMA producer for A ([M, K]) and B ([K, N], or

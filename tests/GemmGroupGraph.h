@@ -136,7 +136,9 @@ inline std::string gemmGroupGraph(const std::string &T, int64_t Lead, int64_t M,
 /// wide (consumers taking the producers' registers), persistent too; the
 /// epilogue through shared memory, persistent (up to 4 tiles a block) and
 /// not, B either way; TMA under LayerNorm and RMS norm (producers staying
-/// for the cluster's barriers), edges, B either way, staged.
+/// for the cluster's barriers), edges, B either way, staged; and with the
+/// row statistics through global memory among a cooperative launch's
+/// blocks (2 to 8 a row, edges, B either way, staged, RMS norm).
 struct GemmVariantCase {
   int64_t Lead, M, N, K;
   const char *Epi;
@@ -151,7 +153,9 @@ struct GemmVariantCase {
                      std::to_string(V.Tile.BN) +
                      (V.KSplit ? ", K split " + std::to_string(V.KSplit) : "") +
                      (V.Persistent ? ", persistent" : "") +
-                     (V.StagedEpilogue ? ", staged epilogue" : "")
+                     (V.StagedEpilogue ? ", staged epilogue" : "") +
+                     (V.GridNorm ? ", row statistics through global memory"
+                                 : "")
                : "mma.sync, K split " + std::to_string(V.KSplit);
   }
 };
@@ -188,6 +192,10 @@ inline const std::vector<GemmVariantCase> &gemmVariantCases() {
   };
   auto Staged = [](codegen::GemmVariant V) {
     V.StagedEpilogue = true;
+    return V;
+  };
+  auto Grid = [](codegen::GemmVariant V) {
+    V.GridNorm = true;
     return V;
   };
   static const std::vector<GemmVariantCase> Cases = {
@@ -239,6 +247,13 @@ inline const std::vector<GemmVariantCase> &gemmVariantCases() {
       {0, 256, 768, 200, "ln", false, Staged(WsSplit(128, 256, 4, 0, true))},
       {0, 200, 320, 200, "gelu", false, Persistent(128, 128, 4)},
       {0, 128, 768, 768, "heads", false, WsSplit(64, 64, 6, 0, true)},
+      {1, 128, 768, 768, "ln", false, Grid(WsSplit(64, 128, 6, 0, true))},
+      {0, 512, 768, 3072, "ln", false,
+       Grid(Staged(WsSplit(128, 192, 5, 0, true)))},
+      {0, 33, 1000, 64, "ln", false, Grid(WsSplit(64, 128, 4, 0, true))},
+      {0, 100, 512, 136, "ln", true, Grid(WsSplit(64, 256, 4, 0, true))},
+      {0, 256, 512, 136, "rms", true,
+       Grid(Staged(WsSplit(64, 128, 4, 0, true)))},
       {0, 192, 256, 128, "heads", false, W(64, 64, 4)},
   };
   return Cases;

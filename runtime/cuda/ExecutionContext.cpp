@@ -117,6 +117,15 @@ Error ExecutionContext::Impl::init(char *External, uint64_t ExternalBytes) {
     OwnOut.push_back(Block + O);
     OutPtr.push_back(Block + O);
   }
+  if (P.ScratchBytes) {
+    SOLDER_CUDA_TRY(
+        cudaMalloc(reinterpret_cast<void **>(&Scratch), P.ScratchBytes),
+        "cudaMalloc of the " + Twine(P.ScratchBytes) + "-byte kernel scratch");
+    SOLDER_CUDA_TRY(cudaMemset(Scratch, 0, P.ScratchBytes),
+                    "zeroing the kernel scratch");
+  }
+  if (Error E = checkCooperativeKernels())
+    return E;
   SOLDER_CUDA_TRY(cudaStreamCreateWithFlags(&Own, cudaStreamNonBlocking),
                   "cudaStreamCreate");
   SOLDER_CUDA_TRY(cudaEventCreateWithFlags(&Before, cudaEventDisableTiming),
@@ -135,6 +144,36 @@ Error ExecutionContext::Impl::init(char *External, uint64_t ExternalBytes) {
     MapValues[S].resize(P.Kernels[P.Steps[S].Index].TensorMaps.size());
     for (CUtensorMap &T : MapValues[S])
       ArgPtrs[S].push_back(&T);
+  }
+  return Error::success();
+}
+
+Error ExecutionContext::Impl::checkCooperativeKernels() const {
+  const Plan &P = M->P;
+  int Dev = 0, Sms = 0;
+  for (size_t I = 0; I < P.Kernels.size(); ++I) {
+    const PlanKernel &K = P.Kernels[I];
+    if (!K.Cooperative)
+      continue;
+    if (!Sms) {
+      SOLDER_CUDA_TRY(cudaGetDevice(&Dev), "cudaGetDevice");
+      SOLDER_CUDA_TRY(
+          cudaDeviceGetAttribute(&Sms, cudaDevAttrMultiProcessorCount, Dev),
+          "cudaDeviceGetAttribute");
+    }
+    int PerSm = 0;
+    SOLDER_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                        &PerSm, reinterpret_cast<const void *>(M->Kernels[I]),
+                        int(K.Block[0] * K.Block[1] * K.Block[2]),
+                        K.DynamicSharedBytes),
+                    "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
+    uint64_t Blocks = uint64_t(K.Grid[0]) * K.Grid[1] * K.Grid[2];
+    if (Blocks > uint64_t(PerSm) * uint64_t(Sms))
+      return rtError("kernel " + K.Name + " needs its " + Twine(Blocks) +
+                     " blocks resident at once and this GPU holds " +
+                     Twine(uint64_t(PerSm) * uint64_t(Sms)) +
+                     "; compile the model for this GPU with --tune, or "
+                     "with --gemm-kernels library");
   }
   return Error::success();
 }
@@ -271,12 +310,21 @@ Error ExecutionContext::Impl::enqueueSteps(cudaStream_t S, size_t First,
       dim3 Grid(K.Grid[0], K.Grid[1], K.Grid[2]);
       dim3 Block(K.Block[0], K.Block[1], K.Block[2]);
       cudaError_t R;
-      if (K.DependentLaunch && DependentLaunchOk) {
-        // May start while the step before finishes; the kernel's own
-        // griddepcontrol.wait orders its reads after that step's writes.
+      // A cooperative kernel's blocks wait for each other: all resident at
+      // once, which a cooperative launch guarantees (checkCooperativeKernels).
+      // A dependent launch may start while the step before finishes; the
+      // kernel's own griddepcontrol.wait orders its reads after that step's
+      // writes.
+      const bool Dependent = K.DependentLaunch && DependentLaunchOk;
+      if (K.Cooperative || Dependent) {
         cudaLaunchAttribute Attr;
-        Attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-        Attr.val.programmaticStreamSerializationAllowed = 1;
+        if (K.Cooperative) {
+          Attr.id = cudaLaunchAttributeCooperative;
+          Attr.val.cooperative = 1;
+        } else {
+          Attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+          Attr.val.programmaticStreamSerializationAllowed = 1;
+        }
         cudaLaunchConfig_t Cfg = {};
         Cfg.gridDim = Grid;
         Cfg.blockDim = Block;
@@ -674,6 +722,9 @@ Error ExecutionContext::readBuffer(const BufferRef &Ref, void *Host,
     break;
   case BufferSpace::Output:
     Limit = I->M->Outputs[Ref.Index].bytes();
+    break;
+  case BufferSpace::Scratch:
+    Limit = I->M->P.ScratchBytes;
     break;
   }
   if (Ref.Offset > Limit || Bytes > Limit - Ref.Offset)

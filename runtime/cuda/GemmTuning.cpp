@@ -238,16 +238,21 @@ static constexpr int64_t ChainId = -1;
 /// The chain must run the whole plan this much faster than the best other.
 static constexpr double ChainMargin = 0.98;
 
+/// The tuning cache's line saying group Id keeps its row normalization
+/// fused in the chain: FusedInChain - Id (below ChainId).
+static constexpr int64_t FusedInChain = -2;
+
 /// Makes Opts the chain's: every matmul group of Ids generated, those
-/// with a row normalization split, every generated kernel a dependent
-/// launch.
+/// with a row normalization split unless in Fused, every generated kernel
+/// a dependent launch (the fused ones with their statistics through
+/// global memory are cooperative launches instead).
 static void useChain(const Graph &G, const std::set<int64_t> &Ids,
-                     PlanOptions &Opts) {
+                     PlanOptions &Opts, const std::set<int64_t> &Fused) {
   Opts.DependentLaunch = true;
   for (const auto &N : G.nodes())
     if (isFusedGroup(*N) && Ids.count(groupInfo(*N).Id)) {
       Opts.GemmChoices[groupInfo(*N).Id] = true;
-      if (normSplitValue(*N))
+      if (normSplitValue(*N) && !Fused.count(groupInfo(*N).Id))
         Opts.SplitNormGroups.insert(groupInfo(*N).Id);
     }
 }
@@ -275,13 +280,22 @@ Error tuneGemmGroups(const Graph &G, PlanOptions &Opts) {
   if (!Gpu)
     return Gpu.takeError();
   std::string Path = tuningPath(
-      Opts, tuningKey(*LibPlan, *GenPlan, *Gpu, "solder gemm tuning 2"));
+      Opts, tuningKey(*LibPlan, *GenPlan, *Gpu, "solder gemm tuning 3"));
   if (reuseCache(Path, Ids, Opts.Progress, Opts.GemmChoices, Opts.GemmNotes)) {
     bool Chain = Opts.GemmChoices.count(ChainId) && Opts.GemmChoices[ChainId];
-    Opts.GemmChoices.erase(ChainId);
-    Opts.GemmNotes.erase(ChainId);
+    std::set<int64_t> Fused;
+    for (auto It = Opts.GemmChoices.begin(); It != Opts.GemmChoices.end();) {
+      if (It->first >= 0) {
+        ++It;
+        continue;
+      }
+      if (It->first <= FusedInChain && It->second)
+        Fused.insert(FusedInChain - It->first);
+      Opts.GemmNotes.erase(It->first);
+      It = Opts.GemmChoices.erase(It);
+    }
     if (Chain)
-      useChain(G, Ids, Opts);
+      useChain(G, Ids, Opts, Fused);
     return Error::success();
   }
   std::map<int64_t, bool> Choices;
@@ -307,21 +321,53 @@ Error tuneGemmGroups(const Graph &G, PlanOptions &Opts) {
   // generated (row normalizations split off into their row kernels, the
   // fused form being slower wherever measured) and dependent launches is
   // one more candidate, kept when it runs the whole plan 2% faster.
+  // A second chain keeps fused the row normalizations whose one-kernel
+  // form (statistics through global memory) ran faster alone than the
+  // library and its row kernel.
+  std::set<int64_t> FusedAlone;
+  for (const auto &N : G.nodes())
+    if (isFusedGroup(*N) && Ids.count(groupInfo(*N).Id) && normSplitValue(*N)) {
+      int64_t Id = groupInfo(*N).Id;
+      auto L = Lib->Groups.find(Id), C = Gen->Groups.find(Id);
+      if (L != Lib->Groups.end() && C != Gen->Groups.end() &&
+          C->second < L->second * Margin)
+        FusedAlone.insert(Id);
+    }
+  std::set<int64_t> ChainFused;
   if (Sm >= 90 && !Opts.DependentLaunch) {
-    PlanOptions PO = Opts;
-    PO.Gemm = GemmKernels::Auto;
-    useChain(G, Ids, PO);
-    Expected<Plan> ChainPlan = candidatePlan(G, PO);
-    if (!ChainPlan)
-      return ChainPlan.takeError();
-    Expected<PlanTimes> Chain = timePlan(std::move(*ChainPlan), {});
-    if (!Chain)
-      return Chain.takeError();
-    bool Keep = Chain->Whole < BestWhole * ChainMargin;
+    double ChainWhole = 0;
+    std::string Which;
+    for (bool WithFused : {false, true}) {
+      if (WithFused && FusedAlone.empty())
+        continue;
+      PlanOptions PO = Opts;
+      PO.Gemm = GemmKernels::Auto;
+      useChain(G, Ids, PO, WithFused ? FusedAlone : std::set<int64_t>());
+      Expected<Plan> ChainPlan = candidatePlan(G, PO);
+      if (!ChainPlan)
+        return ChainPlan.takeError();
+      Expected<PlanTimes> Chain = timePlan(std::move(*ChainPlan), {});
+      if (!Chain)
+        return Chain.takeError();
+      if (Opts.Progress && WithFused)
+        *Opts.Progress << formatv("tuning: the chain with {0} row "
+                                  "normalizations fused ran {1:F3} ms, with "
+                                  "none {2:F3} ms\n",
+                                  FusedAlone.size(), Chain->Whole, ChainWhole);
+      if (!WithFused || Chain->Whole < ChainWhole) {
+        ChainWhole = Chain->Whole;
+        ChainFused = WithFused ? FusedAlone : std::set<int64_t>();
+        Which = WithFused ? formatv(" ({0} row normalizations fused)",
+                                    FusedAlone.size())
+                                .str()
+                          : "";
+      }
+    }
+    bool Keep = ChainWhole < BestWhole * ChainMargin;
     std::string Note =
         formatv("the plan as a chain of generated kernels launched as "
-                "dependents ran {0:F3} ms, the best other {1:F3} ms",
-                Chain->Whole, BestWhole)
+                "dependents{0} ran {1:F3} ms, the best other {2:F3} ms",
+                Which, ChainWhole, BestWhole)
             .str();
     if (Keep)
       for (int64_t Id : Ids) {
@@ -333,19 +379,25 @@ Error tuneGemmGroups(const Graph &G, PlanOptions &Opts) {
     Note = (Keep ? "tuned: " : "not kept: ") + Note;
     Choices[ChainId] = Keep;
     Notes[ChainId] = Note;
+    if (!Keep)
+      ChainFused.clear();
+    for (int64_t Id : ChainFused) {
+      Choices[FusedInChain - Id] = true;
+      Notes[FusedInChain - Id] = "row normalization fused in the chain";
+    }
     if (Opts.Progress)
       *Opts.Progress << "tuning: " << Note << "\n";
   }
   // A later compile of the same graph on this GPU reuses the outcome.
   writeCache(Path, Choices, Notes);
   for (auto &[Id, Use] : Choices) {
-    if (Id == ChainId)
+    if (Id < 0)
       continue;
     Opts.GemmChoices[Id] = Use;
     Opts.GemmNotes[Id] = Notes[Id];
   }
   if (Choices.count(ChainId) && Choices[ChainId])
-    useChain(G, Ids, Opts);
+    useChain(G, Ids, Opts, ChainFused);
   return Error::success();
 }
 

@@ -28,7 +28,9 @@
 
 namespace solder {
 
-enum class BufferSpace : uint8_t { Weights, Arena, Input, Output };
+/// Scratch: the execution context's own zeroed memory that kernels keep
+/// between runs (GeneratedKernel::ScratchBytes), Plan::ScratchBytes long.
+enum class BufferSpace : uint8_t { Weights, Arena, Input, Output, Scratch };
 
 struct BufferRef {
   BufferSpace Space = BufferSpace::Arena;
@@ -77,6 +79,9 @@ struct PlanKernel {
   /// Launched as a programmatic dependent of the step before (the kernel
   /// waits for it itself: GeneratedKernel::DependentLaunch).
   bool DependentLaunch = false;
+  /// Its blocks wait for each other (GeneratedKernel::Cooperative): a
+  /// cooperative launch, never a dependent one.
+  bool Cooperative = false;
 
   const std::string &symbol() const { return Symbol.empty() ? Name : Symbol; }
 };
@@ -255,6 +260,9 @@ struct Plan {
   std::vector<PlanBuffer> Buffers;
   uint64_t ArenaBytes = 0;
   uint64_t NaiveArenaBytes = 0;
+  /// Kernels' scratch (BufferSpace::Scratch), zero when a context is
+  /// created; each kernel's at its own 256-byte aligned offset.
+  uint64_t ScratchBytes = 0;
   /// The fused groups, in graph order, and every decision the pipeline's
   /// passes noted (applied and rejected, with reasons): the fusion report.
   std::vector<PlanGroup> Groups;

@@ -184,6 +184,7 @@ struct ProtoStep {
   std::vector<const Value *> Reads, Writes;
   int OutputIndex = -1; // copy into this graph output
   int64_t GroupId = -1;
+  uint32_t ScratchBytes = 0; // kernel scratch after the Args
 };
 
 struct GemmValues {
@@ -772,8 +773,10 @@ Error Builder::scheduleKernel(unsigned KI) {
   K.NodeNames = GK.NodeNames;
   K.Summary = GK.Summary;
   K.GroupId = GK.GroupId;
-  K.DependentLaunch = GK.DependentLaunch;
-  // The step's arguments are the kernel's outputs, then its inputs.
+  K.DependentLaunch = GK.DependentLaunch && !GK.Cooperative;
+  K.Cooperative = GK.Cooperative;
+  // The step's arguments are the kernel's outputs, then its inputs (then
+  // its scratch).
   for (const KernelTensorMap &M : GK.TensorMaps) {
     PlanTensorMap T;
     static_cast<TensorMapShape &>(T) = M;
@@ -793,6 +796,7 @@ Error Builder::scheduleKernel(unsigned KI) {
     S.Args.push_back(outer(V));
     S.Reads.push_back(outer(V));
   }
+  S.ScratchBytes = GK.ScratchBytes;
   // Generated kernels take every pointer as __restrict__: a buffer written
   // must be no other argument's. Distinct roots are distinct memory (their
   // lifetimes overlap at this step, so the planner separates them).
@@ -1138,6 +1142,10 @@ Error Builder::placeBuffers() {
     case PlanStep::Kind::Kernel:
       for (const Value *V : S.Args)
         PS.Args.push_back(ref(V));
+      if (S.ScratchBytes) {
+        PS.Args.push_back({BufferSpace::Scratch, 0, P.ScratchBytes});
+        P.ScratchBytes += (uint64_t(S.ScratchBytes) + 255) / 256 * 256;
+      }
       break;
     case PlanStep::Kind::Gemm: {
       GemmConfig &C = P.Gemms[S.Index];

@@ -171,7 +171,7 @@ public:
   BufferRef ref() {
     BufferRef R;
     uint8_t S = pod<uint8_t>();
-    if (S > uint8_t(BufferSpace::Output))
+    if (S > uint8_t(BufferSpace::Scratch))
       Failed = true;
     R.Space = BufferSpace(S);
     R.Index = pod<uint32_t>();
@@ -252,6 +252,7 @@ static std::string serializeMetadata(const Plan &P) {
     W.str(K.Summary);
     W.pod<int64_t>(K.GroupId);
     W.pod<uint8_t>(K.DependentLaunch);
+    W.pod<uint8_t>(K.Cooperative);
     W.pod<uint64_t>(K.TensorMaps.size());
     for (const PlanTensorMap &T : K.TensorMaps) {
       W.pod<uint32_t>(T.Arg);
@@ -360,6 +361,7 @@ static std::string serializeMetadata(const Plan &P) {
   }
   W.pod<uint64_t>(P.ArenaBytes);
   W.pod<uint64_t>(P.NaiveArenaBytes);
+  W.pod<uint64_t>(P.ScratchBytes);
   auto Strings = [&](const std::vector<std::string> &V) {
     W.pod<uint64_t>(V.size());
     for (const std::string &S : V)
@@ -515,6 +517,8 @@ static Error validatePlan(const Plan &P) {
       return R.Offset <= P.Weights.size();
     case BufferSpace::Arena:
       return R.Offset <= P.ArenaBytes;
+    case BufferSpace::Scratch:
+      return R.Offset < P.ScratchBytes;
     }
     return false;
   };
@@ -645,6 +649,7 @@ Expected<Plan> deserializePlan(StringRef Bytes,
     K.Summary = R.str();
     K.GroupId = R.pod<int64_t>();
     K.DependentLaunch = R.pod<uint8_t>();
+    K.Cooperative = R.pod<uint8_t>();
     for (uint64_t J = 0, M = R.count(37); J < M && !R.Failed; ++J) {
       PlanTensorMap T;
       T.Arg = R.pod<uint32_t>();
@@ -788,6 +793,7 @@ Expected<Plan> deserializePlan(StringRef Bytes,
   }
   P.ArenaBytes = R.pod<uint64_t>();
   P.NaiveArenaBytes = R.pod<uint64_t>();
+  P.ScratchBytes = R.pod<uint64_t>();
   auto Strings = [&]() {
     std::vector<std::string> V;
     for (uint64_t J = 0, M = R.count(8); J < M && !R.Failed; ++J)

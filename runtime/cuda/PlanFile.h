@@ -46,7 +46,9 @@ namespace solder {
 /// 8: cuDNN attention calls (Plan::Attentions), dependent launches
 /// (PlanKernel::DependentLaunch).
 /// 9: kernels sharing another's compiled function (PlanKernel::Symbol).
-constexpr uint32_t PlanFormatVersion = 9;
+/// 10: kernel scratch (BufferSpace::Scratch, Plan::ScratchBytes) and
+/// cooperative launches (PlanKernel::Cooperative).
+constexpr uint32_t PlanFormatVersion = 10;
 
 /// 64-bit checksum of plan bytes: four interleaved lanes of a
 /// multiply-xorshift step per 8-byte word (each step a bijection of its

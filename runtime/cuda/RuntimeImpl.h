@@ -168,6 +168,10 @@ struct ExecutionContext::Impl {
   uint64_t PtrTableBase = 0;
   char *Tables = nullptr;
   bool OwnTables = false;
+  /// Kernels' scratch (Plan::ScratchBytes), zeroed once: its own
+  /// allocation, since kernels keep state in it between runs (a shared
+  /// dynamic block does not keep it).
+  char *Scratch = nullptr;
   cudaStream_t Own = nullptr;
   cudaEvent_t Before = nullptr, After = nullptr;
 
@@ -215,6 +219,8 @@ struct ExecutionContext::Impl {
       M->DeviceUsed -= Reserved;
     if (OwnTables && Tables)
       cudaFree(Tables);
+    if (Scratch)
+      cudaFree(Scratch);
   }
 
   /// Offsets in the context's block; returns its size. Without own I/O
@@ -233,6 +239,8 @@ struct ExecutionContext::Impl {
       return static_cast<const char *>(InPtr[R.Index]) + R.Offset;
     case BufferSpace::Output:
       return static_cast<const char *>(OutPtr[R.Index]) + R.Offset;
+    case BufferSpace::Scratch:
+      return Scratch + R.Offset;
     }
     return nullptr;
   }
@@ -245,6 +253,9 @@ struct ExecutionContext::Impl {
   llvm::Error refreshArgs(cudaStream_t S);
   /// MapValues from ArgValues (refreshArgs).
   llvm::Error encodeTensorMaps();
+  /// An error naming the first cooperative kernel whose blocks this GPU
+  /// cannot hold at once.
+  llvm::Error checkCooperativeKernels() const;
   /// Enqueues steps [First, Last) (all of them by default).
   llvm::Error enqueueSteps(cudaStream_t S, size_t First = 0,
                            size_t Last = SIZE_MAX);

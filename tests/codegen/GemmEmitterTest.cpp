@@ -128,34 +128,77 @@ bool has(const std::string &S, llvm::StringRef Piece) {
   return S.find(Piece.str()) != std::string::npos;
 }
 
-const char *LayerNormTail =
-    "  %s = Add(%mb, %r) : f16[256,768] @\"res\"\n"
-    "  %y = LayerNormalization(%s, %gamma, %beta) {axis = -1, epsilon = "
-    "1e-12} : f16[256,768] @\"ln\"\n";
-const char *LayerNormInputs = "  input %r : f16[256,768]\n"
-                              "  input %gamma : f16[768]\n"
-                              "  input %beta : f16[768]\n";
+/// residual + LayerNorm over rows of 768, M rows.
+std::string layerNormTail(int64_t M) {
+  std::string D = "f16[" + std::to_string(M) + ",768]";
+  return "  %s = Add(%mb, %r) : " + D +
+         " @\"res\"\n"
+         "  %y = LayerNormalization(%s, %gamma, %beta) {axis = -1, epsilon = "
+         "1e-12} : " +
+         D + " @\"ln\"\n";
+}
+std::string layerNormInputs(int64_t M) {
+  return "  input %r : f16[" + std::to_string(M) +
+         ",768]\n"
+         "  input %gamma : f16[768]\n"
+         "  input %beta : f16[768]\n";
+}
+const std::string LayerNormTail = layerNormTail(256);
+const std::string LayerNormInputs = layerNormInputs(256);
 
-TEST(GeneratedGemm, LayerNormGroupIsOneClusterKernel) {
+TEST(GeneratedGemm, LayerNormGroupIsOneCooperativeKernel) {
+  // 256 rows: TMA tiles of 64 x 64, 12 blocks a row and 48 in all (one
+  // wave), so the row statistics meet through global memory: the blocks'
+  // (mean, centred sum of squares) in the kernel's scratch, counters that
+  // the last block to leave resets, a cooperative launch. The residual's
+  // tile comes through shared memory (the producers' idle warps).
   auto G = pipelined("f16", 256, 768, 64, LayerNormInputs, LayerNormTail);
   ASSERT_TRUE(G);
   const Node *Group = contractionGroup(*G);
   ASSERT_TRUE(Group);
   EXPECT_EQ(generatedGemmUnsupported(*Group, 90), "");
   GeneratedKernel K = gemmKernel(*G, *Group);
-  // 768 columns: 6 blocks of 128 in one cluster; 256 rows in blocks of
-  // 32 (the largest tile giving at least 120 blocks... or the smallest).
+  EXPECT_TRUE(K.Cooperative);
+  EXPECT_GT(K.ScratchBytes, 12u * 256 * 8) << "a part per block and row";
+  EXPECT_FALSE(has(K.Source, "__cluster_dims__")) << K.Source;
+  EXPECT_EQ(K.Grid[0], 4u);
+  EXPECT_EQ(K.Grid[1], 12u);
+  EXPECT_TRUE(has(K.Source, "solder_rowgroup_wait(scratch + blockIdx.x, 12)"));
+  EXPECT_TRUE(has(K.Source, "solder_rowgroup_leave("));
+  EXPECT_TRUE(has(K.Source, "__ldcg(&xpart["));
+  EXPECT_TRUE(has(K.Source, "rsqrtf(m2 * "));
+  EXPECT_TRUE(has(K.Source, "tile_s[lrow * 72 + (col - n0)]")) << K.Source;
+  EXPECT_TRUE(has(K.Summary, "row statistics through global memory"))
+      << K.Summary;
+  EXPECT_TRUE(has(K.Summary, "LayerNormalization epilogue")) << K.Summary;
+  EXPECT_EQ(K.NodeNames, (std::vector<std::string>{"mm", "bias", "res", "ln"}));
+  EXPECT_TRUE(has(K.Source, ArchSpecificMarker));
+}
+
+TEST(GeneratedGemm, LayerNormGroupIsOneClusterKernel) {
+  // Negative twin: 900 rows would take 180 blocks of 64 x 64 (more than
+  // one wave, which blocks waiting for each other must be), so the row's
+  // blocks form a cluster instead: 6 blocks of 128 columns of the
+  // mma.sync loop (wgmmaPreferred: not below 1024 rows).
+  auto G = pipelined("f16", 900, 768, 64, layerNormInputs(900),
+                     layerNormTail(900));
+  ASSERT_TRUE(G);
+  const Node *Group = contractionGroup(*G);
+  ASSERT_TRUE(Group);
+  EXPECT_EQ(generatedGemmUnsupported(*Group, 90), "");
+  GeneratedKernel K = gemmKernel(*G, *Group);
+  EXPECT_FALSE(K.Cooperative);
+  EXPECT_EQ(K.ScratchBytes, 0u);
   EXPECT_TRUE(has(K.Source, "__cluster_dims__(1, 6, 1)")) << K.Source;
   EXPECT_EQ(K.Grid[1], 6u);
+  // One exchange: each block's (mean, centred sum of squares), combined.
   EXPECT_TRUE(has(K.Source, "solder_ld_cluster(&part[0][i], r)"));
-  EXPECT_TRUE(has(K.Source, "rsqrtf(t * "));
+  EXPECT_TRUE(has(K.Source, "solder_ld_cluster(&part[1][i], r)"));
+  EXPECT_TRUE(has(K.Source, "rsqrtf(m2 * "));
   EXPECT_TRUE(has(K.Source, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16"));
   EXPECT_TRUE(has(K.Summary, "LayerNormalization epilogue")) << K.Summary;
   EXPECT_GT(K.DynamicSharedBytes, 0u);
-  EXPECT_EQ(K.NodeNames, (std::vector<std::string>{"mm", "bias", "res", "ln"}));
-  // 256 rows with a LayerNorm: mma.sync measured faster on sm_90 too
-  // (wgmmaPreferred), so the kernel needs no sm_90a.
-  EXPECT_FALSE(wgmmaPreferred(256, 768, 64, /*Norm=*/true));
+  EXPECT_FALSE(wgmmaPreferred(900, 768, 64, /*Norm=*/true));
   EXPECT_FALSE(has(K.Source, "solder_wgmma("));
   EXPECT_FALSE(has(K.Source, ArchSpecificMarker));
 }
@@ -322,7 +365,7 @@ TEST(GeneratedGemm, WgmmaLayerNormGroupIsOneClusterKernel) {
   EXPECT_EQ(K->Grid[0], unsigned((256 + T.BM - 1) / T.BM));
   EXPECT_EQ(K->Block[0], unsigned(T.BM / 64 * 128));
   EXPECT_TRUE(has(K->Source, "solder_ld_cluster(&part[0][i], r)"));
-  EXPECT_TRUE(has(K->Source, "rsqrtf(t * "));
+  EXPECT_TRUE(has(K->Source, "rsqrtf(m2 * "));
   EXPECT_TRUE(has(K->Source, "wgmma.mma_async.sync.aligned.m64n" +
                                  std::to_string(T.BN) + "k16.f32.f16.f16"));
   // The accumulators are read where mma.sync's would be: warp w is warp

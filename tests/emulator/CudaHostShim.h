@@ -202,6 +202,25 @@ inline float solder_ld_cluster(const float *P, unsigned Rank) {
   return V;
 }
 inline void solder_cluster_sync() { solder_emu_rt->SyncCluster(); }
+// The blocks of a row run as one cluster's fibers (HostSource.cpp's
+// solder_coresident), so waiting is yielding until the others arrived.
+inline void solder_rowgroup_wait(unsigned *Arrived, unsigned Blocks) {
+  ++*Arrived;
+  while (*Arrived < Blocks)
+    solder_emu_rt->Yield();
+}
+// (A cluster's fibers share one host thread: plain reads and writes.)
+inline unsigned atomicAdd(unsigned *P, unsigned V) {
+  unsigned Old = *P;
+  *P = Old + V;
+  return Old;
+}
+inline unsigned atomicExch(unsigned *P, unsigned V) {
+  unsigned Old = *P;
+  *P = V;
+  return Old;
+}
+template <typename T> T __ldcg(const T *P) { return *P; }
 
 // Shared-memory barriers (mbarrier), their state kept in the barrier's own
 // 8 bytes: arrivals still expected (bits 0-15), the count they reset to

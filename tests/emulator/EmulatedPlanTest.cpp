@@ -126,6 +126,10 @@ struct Outcome {
   /// Generated GEMMs that compute a deferred LayerNorm's statistics, and
   /// plan groups with no step of their own (those LayerNorms).
   unsigned StatsKernels = 0, StagedCorrections = 0;
+  /// Cooperative kernels (row statistics through global memory) and the
+  /// plan's scratch bytes.
+  unsigned Cooperative = 0;
+  uint64_t ScratchBytes = 0;
   /// How the plan runs each attention group (PlanGroup::RunsAs).
   std::vector<std::string> AttentionRunsAs;
   /// Ids (or labels) of the groups whose results differ, with why.
@@ -237,7 +241,9 @@ Outcome emulateGraph(Graph &G, const Model &M, int64_t PerturbGroupId) {
   if (!P)
     return NotBuilt(P.takeError());
   O.AttentionCalls = unsigned(P->Attentions.size());
+  O.ScratchBytes = P->ScratchBytes;
   for (const PlanKernel &K : P->Kernels) {
+    O.Cooperative += K.Cooperative;
     O.TmaKernels += !K.TensorMaps.empty();
     O.PrefetchKernels +=
         K.Summary.find("B fetched before the previous grid ends") !=
@@ -316,6 +322,7 @@ Outcome emulateGraph(Graph &G, const Model &M, int64_t PerturbGroupId) {
   }
   for (const PlanTensor &T : P->Outputs)
     Outs.emplace_back(T.bytes() + 256, 0xFF);
+  std::vector<unsigned char> Scratch(P->ScratchBytes, 0);
   auto Where = [&](const BufferRef &R) -> void * {
     switch (R.Space) {
     case BufferSpace::Arena:
@@ -326,6 +333,8 @@ Outcome emulateGraph(Graph &G, const Model &M, int64_t PerturbGroupId) {
       return Outs[R.Index].data() + R.Offset;
     case BufferSpace::Weights:
       return Weights.data() + R.Offset;
+    case BufferSpace::Scratch:
+      return Scratch.data() + R.Offset;
     }
     return nullptr;
   };
@@ -713,10 +722,10 @@ TEST(EmulatedPlan, ClipBoundsAsOnnxDefinesThem) {
   expectTextMatches(Text("-0.5", "0.5"), "", Model(), 1); // lo < hi
 }
 
-// The generated tensor-core GEMM (mma.sync fed by ldmatrix and cp.async)
-// with bias, residual and a LayerNorm over rows of 768, which span a
-// cluster of 6 blocks that share row statistics through each other's
-// shared memory; f16 and bf16, and bert_mini's matmuls.
+// The generated tensor-core GEMM with bias, residual and a LayerNorm over
+// rows of 768, whose blocks share row statistics (through global memory,
+// the TMA loop's blocks fitting one wave, or across a cluster); f16 and
+// bf16, and bert_mini's matmuls.
 TEST(EmulatedPlan, GeneratedGemmsWithClusterLayerNorm) {
   SKIP_WITHOUT_EMULATOR();
   const char *Text =
@@ -744,13 +753,20 @@ TEST(EmulatedPlan, GeneratedGemmsWithClusterLayerNorm) {
   Model Bert{Path, {{"B", 2}, {"S", 16}}, Precision::F16};
   Bert.Gemm = GemmKernels::Generated;
   expectAllMatch(Bert, 10);
-  // 128 tokens: the matmuls without a LayerNorm take the TMA loop, whose
-  // kernels run here with the plan's tensor maps.
+  // 128 tokens: the matmuls take the TMA loop, whose kernels run here
+  // with the plan's tensor maps; those with a LayerNorm are cooperative
+  // kernels keeping counters in the plan's scratch.
   Model Tma{Path, {{"B", 2}, {"S", 64}}, Precision::F16};
   Tma.Gemm = GemmKernels::Generated;
   Outcome O = expectAllMatch(Tma, 10);
   EXPECT_GT(O.TmaKernels, 0u);
+  EXPECT_EQ(O.Cooperative, 4u) << "two LayerNorms a layer, two layers";
+  EXPECT_GT(O.ScratchBytes, 0u);
   EXPECT_EQ(O.Ptx, 0u);
+  // Negative twin: with the LayerNorms split off (tuning's chain), no
+  // kernel waits for another block.
+  Tma.SplitNorm = true;
+  EXPECT_EQ(expectAllMatch(Tma, 10).Cooperative, 0u);
 }
 
 TEST(EmulatedPlan, DependentTmaGemmsFetchWeightsBeforeWaiting) {
@@ -841,7 +857,7 @@ TEST(EmulatedKernel, GemmVariantsMatchReference) {
   SKIP_WITHOUT_EMULATOR();
   // Kernels run here, and those of them fed by TMA (tensor maps) or with
   // a producer warpgroup (mbarriers).
-  unsigned Ran = 0, Tma = 0, Specialized = 0, Prefetching = 0;
+  unsigned Ran = 0, Tma = 0, Specialized = 0, Prefetching = 0, GridNorms = 0;
   for (const test::GemmVariantCase &C : test::gemmVariantCases())
     for (const char *T : {"f16", "bf16"})
       for (bool Dependent : {false, true}) {
@@ -911,6 +927,12 @@ TEST(EmulatedKernel, GemmVariantsMatchReference) {
         std::vector<void *> Args;
         for (auto &B : Buffers)
           Args.push_back(B.data());
+        // Scratch (row statistics through global memory): zero before,
+        // and its counters zero again after.
+        std::vector<unsigned> Scratch(K->ScratchBytes / 4, 0u);
+        if (K->ScratchBytes)
+          Args.push_back(Scratch.data());
+        EXPECT_EQ(K->Cooperative, C.V.GridNorm);
         std::vector<EmuTensorMap> Maps;
         for (const KernelTensorMap &T : K->TensorMaps)
           Maps.emplace_back(T, Buffers[K->Outputs.size() + T.Input].data());
@@ -919,6 +941,11 @@ TEST(EmulatedKernel, GemmVariantsMatchReference) {
         llvm::Error E = (*Kernels)[0]->launch(K->Grid, K->Block,
                                               K->DynamicSharedBytes, Args);
         ASSERT_FALSE(bool(E)) << llvm::toString(std::move(E));
+        if (K->ScratchBytes) {
+          ++GridNorms;
+          for (unsigned I = 0; I < 2 * K->Grid[0]; ++I)
+            EXPECT_EQ(Scratch[I], 0u) << "counter " << I << " not reset";
+        }
         ++Ran;
         Tma += !K->TensorMaps.empty();
         Specialized += C.V.Specialized;
@@ -962,7 +989,9 @@ TEST(EmulatedKernel, GemmVariantsMatchReference) {
       }
   std::cout << Ran << " GEMM kernels run, " << Specialized
             << " warp-specialized, " << Tma << " fed by TMA, " << Prefetching
-            << " as dependent launches\n";
+            << " as dependent launches, " << GridNorms
+            << " with row statistics through global memory\n";
+  EXPECT_GT(GridNorms, 0u);
   EXPECT_GT(Specialized, 0u);
   EXPECT_GT(Tma, 0u);
   EXPECT_GT(Prefetching, 0u);

@@ -28,6 +28,7 @@ const llvm::StringSet<> &emulatedHelpers() {
                                           "solder_cp_wait",
                                           "solder_ld_cluster",
                                           "solder_cluster_sync",
+                                          "solder_rowgroup_wait",
                                           "solder_wgmma",
                                           "solder_wgmma_fence",
                                           "solder_wgmma_commit",
@@ -167,9 +168,16 @@ std::string rewriteShared(llvm::StringRef S) {
 
 HostSource hostSource(llvm::StringRef Source) {
   HostSource H;
-  size_t C = Source.find("__cluster_dims__(");
+  // Blocks that wait for each other through global memory (a cooperative
+  // launch) run together as a cluster's do.
+  llvm::StringRef Marker = "__cluster_dims__(";
+  size_t C = Source.find(Marker);
+  if (C == llvm::StringRef::npos) {
+    Marker = "solder_coresident(";
+    C = Source.find(Marker);
+  }
   if (C != llvm::StringRef::npos) {
-    llvm::StringRef Args = Source.substr(C + strlen("__cluster_dims__("));
+    llvm::StringRef Args = Source.substr(C + Marker.size());
     Args = Args.take_until([](char Ch) { return Ch == ')'; });
     llvm::SmallVector<llvm::StringRef, 3> Dims;
     Args.split(Dims, ',');

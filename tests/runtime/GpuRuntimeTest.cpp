@@ -540,8 +540,11 @@ TEST(GpuRuntimeTest, GeneratedGemmMatchesReference) {
   // picks the loop on sm_90 per shape; GemmVariantsMatchReference
   // forces wgmma for every case). Each plan must run the
   // group as the generated kernel (one launch), not fall back to the
-  // library.
+  // library. Row normalizations whose TMA tiles fit one wave meet through
+  // global memory (a cooperative launch keeping counters in the context's
+  // scratch between the two runs, the second a graph replay).
   SKIP_WITHOUT_GPU();
+  unsigned Cooperative = 0;
   struct Case {
     int64_t Lead, M, N, K;
     const char *Epi;
@@ -577,8 +580,10 @@ TEST(GpuRuntimeTest, GeneratedGemmMatchesReference) {
           auto M = CompiledModel::compileGraph(*Copy, CO);
           ASSERT_TRUE(bool(M)) << llvm::toString(M.takeError());
           size_t Gemms = 0;
-          for (const PlanKernel &K : (*M)->plan().Kernels)
+          for (const PlanKernel &K : (*M)->plan().Kernels) {
             Gemms += llvm::StringRef(K.Name).endswith("_gemm");
+            Cooperative += K.Cooperative;
+          }
           // sm_80 has no clusters: rows over 128 columns stay with the
           // library there.
           bool Sm80Refuses =
@@ -591,6 +596,7 @@ TEST(GpuRuntimeTest, GeneratedGemmMatchesReference) {
         double Tol = std::string(T) == "f16" ? 1e-2 : 3e-2;
         expectGpuMatchesReference(*G, 21, 2, Tol, CO);
       }
+  EXPECT_GT(Cooperative, 0u);
 }
 
 TEST(GpuRuntimeTest, GemmVariantsMatchReference) {
@@ -687,6 +693,16 @@ TEST(GpuRuntimeTest, GemmVariantsMatchReference) {
       std::vector<void *> Args;
       for (void *&P : Ptrs)
         Args.push_back(&P);
+      // Row statistics through global memory: zeroed scratch after the
+      // pointers, a cooperative launch (twice: the counters must be back
+      // at zero for the second).
+      void *Scratch = nullptr;
+      if (K->ScratchBytes) {
+        ASSERT_EQ(cudaMalloc(&Scratch, K->ScratchBytes), cudaSuccess);
+        ASSERT_EQ(cudaMemset(Scratch, 0, K->ScratchBytes), cudaSuccess);
+        Args.push_back(&Scratch);
+      }
+      EXPECT_EQ(K->Cooperative, C.V.GridNorm);
       // TMA kernels take their operands' tensor maps after the pointers.
       std::vector<CUtensorMap> Maps(K->TensorMaps.size());
       for (size_t I = 0; I < Maps.size(); ++I) {
@@ -697,13 +713,30 @@ TEST(GpuRuntimeTest, GemmVariantsMatchReference) {
         ASSERT_FALSE(bool(E)) << llvm::toString(std::move(E));
         Args.push_back(&Maps[I]);
       }
-      ASSERT_EQ(cudaLaunchKernel(reinterpret_cast<const void *>(Kern),
-                                 dim3(K->Grid[0], K->Grid[1], K->Grid[2]),
-                                 dim3(K->Block[0], K->Block[1], K->Block[2]),
-                                 Args.data(), K->DynamicSharedBytes, nullptr),
-                cudaSuccess);
+      cudaLaunchAttribute Coop;
+      Coop.id = cudaLaunchAttributeCooperative;
+      Coop.val.cooperative = 1;
+      cudaLaunchConfig_t Cfg = {};
+      Cfg.gridDim = dim3(K->Grid[0], K->Grid[1], K->Grid[2]);
+      Cfg.blockDim = dim3(K->Block[0], K->Block[1], K->Block[2]);
+      Cfg.dynamicSmemBytes = K->DynamicSharedBytes;
+      Cfg.attrs = &Coop;
+      Cfg.numAttrs = K->Cooperative ? 1 : 0;
+      for (int Launch = 0; Launch < (K->Cooperative ? 2 : 1); ++Launch)
+        ASSERT_EQ(cudaLaunchKernelExC(&Cfg, reinterpret_cast<const void *>(Kern),
+                                      Args.data()),
+                  cudaSuccess);
       // A fault is sticky: stop at the first.
       ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess) << K->Summary;
+      if (Scratch) {
+        std::vector<unsigned> Counters(2 * K->Grid[0]);
+        ASSERT_EQ(cudaMemcpy(Counters.data(), Scratch, Counters.size() * 4,
+                             cudaMemcpyDeviceToHost),
+                  cudaSuccess);
+        for (size_t I = 0; I < Counters.size(); ++I)
+          EXPECT_EQ(Counters[I], 0u) << "counter " << I << " not reset";
+        cudaFree(Scratch);
+      }
       double Tol = std::string(T) == "f16" ? 1e-2 : 3e-2;
       for (size_t J = 0; J < K->Outputs.size(); ++J) {
         const Value *X = K->Outputs[J];

@@ -116,6 +116,33 @@ TEST(PlanFileTest, TensorMapsRoundTripAndMalformedOnesAreRefused) {
   }
 }
 
+TEST(PlanFileTest, ScratchAndCooperativeKernelsRoundTrip) {
+  // A cooperative kernel with scratch (a row normalization's statistics
+  // through global memory) comes back with both; negative twin: a scratch
+  // argument past the plan's scratch is refused.
+  Plan P = compiledMixedPlan();
+  size_t Step = 0;
+  while (Step < P.Steps.size() && P.Steps[Step].K != PlanStep::Kind::Kernel)
+    ++Step;
+  ASSERT_LT(Step, P.Steps.size());
+  P.Kernels[P.Steps[Step].Index].Cooperative = true;
+  P.Steps[Step].Args.push_back({BufferSpace::Scratch, 0, 256});
+  P.ScratchBytes = 512;
+  std::string Bytes = serializePlan(P);
+  llvm::Expected<Plan> Back = deserializePlan(Bytes);
+  ASSERT_TRUE(bool(Back)) << llvm::toString(Back.takeError());
+  EXPECT_TRUE(Back->Kernels[P.Steps[Step].Index].Cooperative);
+  EXPECT_EQ(Back->ScratchBytes, 512u);
+  EXPECT_EQ(Back->Steps[Step].Args.back(),
+            (BufferRef{BufferSpace::Scratch, 0, 256}));
+  EXPECT_EQ(serializePlan(*Back), Bytes);
+  P.ScratchBytes = 256;
+  llvm::Expected<Plan> Refused = deserializePlan(serializePlan(P));
+  ASSERT_FALSE(bool(Refused));
+  EXPECT_NE(llvm::toString(Refused.takeError()).find("missing buffer"),
+            std::string::npos);
+}
+
 TEST(PlanFileTest, AttentionCallsRoundTripAndMalformedOnesAreRefused) {
   // An f16 attention block planned as one cuDNN call comes back field for
   // field; negative twins: no heads, query heads not a multiple of the
