@@ -60,10 +60,11 @@ Error ExecutionContext::Impl::init(char *External, uint64_t ExternalBytes) {
   uint64_t WsOff = 0;
   uint64_t Size = layout(/*OwnIo=*/!External, InOff, OutOff, WsOff);
   if (!External) {
-    if (Error E = M->reserve(Size, "an execution context (arena, inputs, "
-                                   "outputs, library workspace)"))
+    if (Error E = M->reserve(Size + P.ScratchBytes,
+                             "an execution context (arena, inputs, "
+                             "outputs, library workspace, kernel scratch)"))
       return E;
-    Reserved = Size;
+    Reserved = Size + P.ScratchBytes;
   }
   if (Expected<const CudaLibraries *> Libs = loadCudaLibraries(); !Libs)
     return Libs.takeError();
