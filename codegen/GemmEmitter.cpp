@@ -960,6 +960,7 @@ codegen::emitGeneratedGemmVariant(const Node &Group, const CodegenOptions &Opts,
   const Value *TileV = nullptr;
   int64_t TileOffset = 0;
   const int64_t TilePitch = W.BN + 8; // rows 16 bytes apart in banks
+  const int64_t SharedLimit = 220 * 1024;
   if (Tma && S.Norm && !Persistent && KSplit == 1 && !MoveRegisters && !Stats &&
       S.N % 8 == 0) {
     for (const Value *V : Reads) {
@@ -972,12 +973,12 @@ codegen::emitGeneratedGemmVariant(const Node &Group, const CodegenOptions &Opts,
                                        Staged ? EpiBytes : 0);
       int64_t Bytes = int64_t(W.BM) * TilePitch * 2;
       // Fewer stages where the tile would not fit beside them.
-      while (W.Stages > 3 && (Base + 15) / 16 * 16 + Bytes > 220 * 1024) {
+      while (W.Stages > 3 && (Base + 15) / 16 * 16 + Bytes > SharedLimit) {
         --W.Stages;
         Base = std::max<int64_t>(wgmmaSharedBytes(W, Specialized),
                                  Staged ? EpiBytes : 0);
       }
-      if ((Base + 15) / 16 * 16 + Bytes > 220 * 1024)
+      if ((Base + 15) / 16 * 16 + Bytes > SharedLimit)
         break;
       Stages = W.Stages;
       TileOffset = (Base + 15) / 16 * 16;
@@ -1109,11 +1110,11 @@ codegen::emitGeneratedGemmVariant(const Node &Group, const CodegenOptions &Opts,
       TileCopy->Pitch = TilePitch;
       TileCopy->Wait = PrefetchB;
     }
-    Loop = wgmmaMainLoop(W, TransB, S.M, S.N, S.K, Tn, AParam, BParam,
-                         Specialized, Tma, TmapA, TmapB, int(KSplit),
-                         KSplit > 1 ? KSplitMany : KSplitOne, Persistent,
-                         MoveRegisters, KSplit > 1 || S.Norm, PrefetchB,
-                         Stats != nullptr, TileCopy ? &*TileCopy : nullptr);
+    Loop = wgmmaMainLoop(
+        W, TransB, S.M, S.N, S.K, Tn, AParam, BParam, Specialized, Tma, TmapA,
+        TmapB, int(KSplit), KSplit > 1 ? KSplitMany : KSplitOne, Persistent,
+        MoveRegisters, KSplit > 1 || (S.Norm && !GridNorm), PrefetchB,
+        Stats != nullptr, TileCopy ? &*TileCopy : nullptr);
     // The producers stayed for the reduction's barriers; the epilogue is
     // the consumers'.
     if (KSplit > 1)
@@ -1508,7 +1509,8 @@ codegen::emitGeneratedGemmVariant(const Node &Group, const CodegenOptions &Opts,
         P.line("if (tq == 0) xpart[blockIdx.y * MP + m0 + lrow] = "
                "make_float2(mu, q);");
       });
-      P.line("__syncthreads();");
+      // The producers have left: the consumers' own barrier.
+      P.line(ConsumerSync);
       {
         auto If = P.scope("if (tid == 0)");
         P.line("solder_rowgroup_wait(" + ScratchParam + " + blockIdx.x, " + Tn +
@@ -1516,7 +1518,7 @@ codegen::emitGeneratedGemmVariant(const Node &Group, const CodegenOptions &Opts,
         P.line("solder_rowgroup_leave(" + ScratchParam + " + blockIdx.x, " +
                ScratchParam + " + " + Tm + " + blockIdx.x, " + Tn + ");");
       }
-      P.line("__syncthreads();");
+      P.line(ConsumerSync);
       Rows([&] {
         P.line("const long long prow = m0 + lrow;");
         if (Rms) {
@@ -1675,7 +1677,10 @@ codegen::emitGeneratedGemmVariant(const Node &Group, const CodegenOptions &Opts,
           return StoreResults(C, true);
         }))
       return E;
-    if (Staged) {
+    if (Staged && GridNorm) {
+      P.line(ConsumerSync);
+      CopyOut("NTH");
+    } else if (Staged) {
       // Every thread (producers too: they stayed) copies.
       P.line("__syncthreads();");
       CopyOut("blockDim.x");

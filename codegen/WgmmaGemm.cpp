@@ -566,7 +566,7 @@ std::string wgmmaMainLoop(const WgmmaTile &T, bool TransB, int64_t M, int64_t N,
                           const TileOperandCopy *Tile) {
   if (PrefetchB && !Tma)
     PrefetchB = false;
-  if (Tile && (!Tma || !ProducersStay || RowStats || Persistent))
+  if (Tile && (!Tma || RowStats || Persistent))
     Tile = nullptr;
   if (RowStats && (!Tma || KSplit > 1 || Persistent || MoveRegisters))
     RowStats = false;

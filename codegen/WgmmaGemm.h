@@ -81,7 +81,7 @@ unsigned wgmmaSharedBytes(const WgmmaTile &T, bool Specialized = false);
 /// st_var_s[BM] once the consumers meet them at named barrier 2 (NTH + 96
 /// threads), for a deferred LayerNorm's statistics; K must be a multiple of
 /// 64 (no zero-filled columns summed).
-/// Tile (the TMA loop with ProducersStay, not RowStats): the producer
+/// Tile (the TMA loop, not RowStats or persistent): the producer
 /// warpgroup's other three warps copy this block's BM x BN tile of an
 /// [M, N] operand (Ptr, row-major, N a multiple of 8) into shared memory
 /// at byte Offset of the dynamic region, rows Pitch elements apart, with
