@@ -71,6 +71,9 @@ constexpr int64_t FillBlocks = 120;
 /// Blocks of a persistent GEMM: one per SM of an H100 SXM (a GPU with
 /// fewer runs the rest as a second, short wave).
 constexpr int64_t PersistentBlocks = 132;
+/// Dynamic shared memory a wgmma kernel's block may take (of the 227 KB an
+/// sm_90 block may have, a margin for static arrays).
+constexpr int64_t MaxDynamicShared = 220 * 1024;
 
 struct GemmShape {
   const Node *Anchor = nullptr;
@@ -728,7 +731,7 @@ codegen::emitGeneratedGemmVariant(const Node &Group, const CodegenOptions &Opts,
                                 : chooseWgmmaTile(S.M, S.N, S.K, S.Norm);
     if (W.BM % 64 || W.BM < 64 || W.BM > 256 || W.BN % 8 || W.BN < 8 ||
         W.BN > 256 || (!TransB && W.BN % 64) || W.Stages < 3 ||
-        wgmmaSharedBytes(W, Specialized) > 220 * 1024 ||
+        wgmmaSharedBytes(W, Specialized) > MaxDynamicShared ||
         (Specialized && (W.BN > (Tma ? 256 : 192) || W.BM > 128)) ||
         (S.Norm && !(Force ? Force->GridNorm : AutoGrid) &&
          (S.N + W.BN - 1) / W.BN > MaxCluster))
@@ -868,10 +871,10 @@ codegen::emitGeneratedGemmVariant(const Node &Group, const CodegenOptions &Opts,
   int64_t EpiOffset = 0;
   if (Staged && Persistent) {
     while (W.Stages > 3 &&
-           wgmmaSharedBytes(W, Specialized) + EpiBytes + 16 > 220 * 1024)
+           wgmmaSharedBytes(W, Specialized) + EpiBytes + 16 > MaxDynamicShared)
       --W.Stages;
     EpiOffset = (wgmmaSharedBytes(W, Specialized) + 15) / 16 * 16;
-    if (EpiOffset + EpiBytes > 220 * 1024)
+    if (EpiOffset + EpiBytes > MaxDynamicShared)
       Staged = false;
     Stages = W.Stages;
     SharedBytes = unsigned(EpiOffset + EpiBytes);
@@ -960,7 +963,6 @@ codegen::emitGeneratedGemmVariant(const Node &Group, const CodegenOptions &Opts,
   const Value *TileV = nullptr;
   int64_t TileOffset = 0;
   const int64_t TilePitch = W.BN + 8; // rows 16 bytes apart in banks
-  const int64_t SharedLimit = 220 * 1024;
   if (Tma && S.Norm && !Persistent && KSplit == 1 && !MoveRegisters && !Stats &&
       S.N % 8 == 0) {
     for (const Value *V : Reads) {
@@ -973,12 +975,12 @@ codegen::emitGeneratedGemmVariant(const Node &Group, const CodegenOptions &Opts,
                                        Staged ? EpiBytes : 0);
       int64_t Bytes = int64_t(W.BM) * TilePitch * 2;
       // Fewer stages where the tile would not fit beside them.
-      while (W.Stages > 3 && (Base + 15) / 16 * 16 + Bytes > SharedLimit) {
+      while (W.Stages > 3 && (Base + 15) / 16 * 16 + Bytes > MaxDynamicShared) {
         --W.Stages;
         Base = std::max<int64_t>(wgmmaSharedBytes(W, Specialized),
                                  Staged ? EpiBytes : 0);
       }
-      if ((Base + 15) / 16 * 16 + Bytes > SharedLimit)
+      if ((Base + 15) / 16 * 16 + Bytes > MaxDynamicShared)
         break;
       Stages = W.Stages;
       TileOffset = (Base + 15) / 16 * 16;
@@ -1296,7 +1298,7 @@ codegen::emitGeneratedGemmVariant(const Node &Group, const CodegenOptions &Opts,
     const std::string ConsumerSync = "solder_bar_sync(1, NTH);";
     // The staged tile from shared memory to the result, a 16-byte chunk
     // of a row per thread, Stride threads at a time.
-    auto CopyOut = [&](const std::string &Stride) {
+    auto CopyOut = [&](const std::string &Stride) -> llvm::Error {
       P.line("for (int i = tid; i < BM * (BN / 8); i += " + Stride + ") {");
       P.line("  const int r = i / (BN / 8), c = (i % (BN / 8)) * 8;");
       if (!StagedApply) {
@@ -1304,7 +1306,7 @@ codegen::emitGeneratedGemmVariant(const Node &Group, const CodegenOptions &Opts,
                "[(m0 + r) * N + n0 + c]) = *reinterpret_cast<const uint4 "
                "*>(&epi[r * EP + c]);");
         P.line("}");
-        return;
+        return llvm::Error::success();
       }
       // The staged Z plus the deferred LayerNorm of x, a chunk of 8.
       const Node &Ap = *StagedApply;
@@ -1332,25 +1334,24 @@ codegen::emitGeneratedGemmVariant(const Node &Group, const CodegenOptions &Opts,
       P.line("  " + Tn + " *const oh = reinterpret_cast<" + Tn + " *>(&ov);");
       P.line("#pragma unroll");
       P.line("  for (int e = 0; e < 8; ++e) {");
-      // A per-column vector's element, or its absent default.
-      auto Col = [&](unsigned I, const char *Absent) -> std::string {
+      // A per-column vector's element, or "" when absent; the node's
+      // expression is the table's (absent operands leave their terms out).
+      auto Col = [&](unsigned I) -> std::string {
         const Value *V = Ap.operand(I);
-        if (!V)
-          return Absent;
-        return loadExpr(V->dtype(), Param(V) + "[n0 + c + e]");
+        return V ? loadExpr(V->dtype(), Param(V) + "[n0 + c + e]")
+                 : std::string();
       };
-      std::string Y = "(" + loadExpr(T, "xh[e]") + " - mean" +
-                      (Ap.operand(3) ? " * " + Col(3, "1.f") : "") + ") * rstd";
-      if (Ap.operand(4))
-        Y += " * " + Col(4, "1.f");
-      if (Ap.operand(5))
-        Y += " + " + Col(5, "0.f");
-      P.line("    oh[e] = " + storeExpr(T, loadExpr(T, "zh[e]") + " + " + Y) +
-             ";");
+      auto Y =
+          elementwiseExpr(Ap, {loadExpr(T, "xh[e]"), "mean", "rstd", Col(3),
+                               Col(4), Col(5), loadExpr(T, "zh[e]")});
+      if (!Y)
+        return Y.takeError();
+      P.line("    oh[e] = " + storeExpr(T, *Y) + ";");
       P.line("  }");
       P.line("  *reinterpret_cast<uint4 *>(&" + OutParams[0] +
              "[(m0 + r) * N + n0 + c]) = ov;");
       P.line("}");
+      return llvm::Error::success();
     };
     // The anchor's value at C from the accumulator (Gemm: alpha, beta C).
     auto Product = [&](const Coords &C) -> llvm::Error {
@@ -1399,16 +1400,19 @@ codegen::emitGeneratedGemmVariant(const Node &Group, const CodegenOptions &Opts,
               return E;
             return StoreResults(C, false);
           });
+      if (E)
+        return E;
       if (Staged) {
         P.line(ConsumerSync);
-        CopyOut("NTH");
+        if (auto E = CopyOut("NTH"))
+          return E;
         // The next tile's pairs wait until this one is out.
         if (Persistent)
           P.line(ConsumerSync);
       }
       if (Persistent)
         P.line("} // tile"); // the loop wgmmaMainLoop opened
-      return E;
+      return llvm::Error::success();
     }
 
     // The residual's tile, once the idle producer warps copied it.
@@ -1470,16 +1474,50 @@ codegen::emitGeneratedGemmVariant(const Node &Group, const CodegenOptions &Opts,
       P.line(Var + " += __shfl_xor_sync(0xffffffffu, " + Var + ", 1);");
       P.line(Var + " += __shfl_xor_sync(0xffffffffu, " + Var + ", 2);");
     };
-    // With the wgmma loops a row's columns in this block are one warp's
-    // (WN = 1): its quads reduce them with shuffles, publish the block's
-    // part, and after the one block barrier around the wait read the
-    // row's parts into registers: no shared memory, three barriers.
-    const bool WarpStats = GridNorm;
     assert((!GridNorm || Wgmma) && "the TMA loop is a wgmma loop");
     std::string MeanAt = "stat[0][lrow]", RstdAt = "stat[1][lrow]";
     std::string InvN = floatLiteral(1.0 / double(S.N));
     std::string EpsL = floatLiteral(Eps);
-    if (WarpStats) {
+    // Combines the Blocks parts of a row (Load(k, r): part k of block r,
+    // whose columns are n_r) into MeanDst and RstdDst. Each block's part is
+    // (mean, centred sum of squares) of its own columns for LayerNorm (the
+    // sum of squares for RMS norm), combined with Chan et al.'s M2 = sum
+    // M2_b + n_b (mean_b - mean)^2: one exchange, as exact as two passes
+    // over the whole row.
+    auto Combine = [&](const std::string &Blocks,
+                       llvm::function_ref<std::string(int, const char *)> Load,
+                       const std::string &MeanDst, const std::string &RstdDst) {
+      if (Rms) {
+        P.line("float ss = 0.f;");
+        P.line("#pragma unroll");
+        P.line("for (int r = 0; r < " + Blocks +
+               "; ++r) ss += " + Load(1, "r") + ";");
+        P.line(RstdDst + " = rsqrtf(ss * " + InvN + " + " + EpsL + ");");
+        return;
+      }
+      P.line("float mu[" + Blocks + "], mean = 0.f, m2 = 0.f;");
+      P.line("#pragma unroll");
+      {
+        auto L = P.scope("for (int r = 0; r < " + Blocks + "; ++r)");
+        P.line("mu[r] = " + Load(0, "r") + ";");
+        P.line("mean += float(N - r * BN < BN ? N - r * BN : BN) * mu[r];");
+      }
+      P.line("mean *= " + InvN + ";");
+      P.line("#pragma unroll");
+      {
+        auto L = P.scope("for (int r = 0; r < " + Blocks + "; ++r)");
+        P.line("const float d = mu[r] - mean;");
+        P.line("m2 += " + Load(1, "r") +
+               " + float(N - r * BN < BN ? N - r * BN : BN) * d * d;");
+      }
+      P.line(MeanDst + " = mean;");
+      P.line(RstdDst + " = rsqrtf(m2 * " + InvN + " + " + EpsL + ");");
+    };
+    if (GridNorm) {
+      // With the wgmma loops a row's columns in this block are one warp's
+      // (WN = 1): its quads reduce them with shuffles and publish the
+      // block's part; after the consumers' barriers around the wait each
+      // thread reads its rows' parts into registers.
       MeanAt = "smean[mt][h]";
       RstdAt = "srstd[mt][h]";
       std::string Tn = std::to_string(TilesN), Tm = std::to_string(TilesM);
@@ -1521,33 +1559,16 @@ codegen::emitGeneratedGemmVariant(const Node &Group, const CodegenOptions &Opts,
       P.line(ConsumerSync);
       Rows([&] {
         P.line("const long long prow = m0 + lrow;");
-        if (Rms) {
-          P.line("float ss = 0.f;");
-          P.line("#pragma unroll");
-          P.line("for (int r = 0; r < " + Tn +
-                 "; ++r) ss += __ldcg(&xpart[r * MP + prow]).y;");
-          P.line("srstd[mt][h] = rsqrtf(ss * " + InvN + " + " + EpsL + ");");
-          P.line("smean[mt][h] = 0.f;");
-          return;
-        }
         P.line("float2 pr[" + Tn + "];");
-        P.line("float mean = 0.f, m2 = 0.f;");
         P.line("#pragma unroll");
-        {
-          auto L = P.scope("for (int r = 0; r < " + Tn + "; ++r)");
-          P.line("pr[r] = __ldcg(&xpart[r * MP + prow]);");
-          P.line("mean += float(N - r * BN < BN ? N - r * BN : BN) * pr[r].x;");
-        }
-        P.line("mean *= " + InvN + ";");
-        P.line("#pragma unroll");
-        {
-          auto L = P.scope("for (int r = 0; r < " + Tn + "; ++r)");
-          P.line("const float d = pr[r].x - mean;");
-          P.line("m2 += pr[r].y + float(N - r * BN < BN ? N - r * BN : BN) * "
-                 "d * d;");
-        }
-        P.line("smean[mt][h] = mean;");
-        P.line("srstd[mt][h] = rsqrtf(m2 * " + InvN + " + " + EpsL + ");");
+        P.line("for (int r = 0; r < " + Tn +
+               "; ++r) pr[r] = __ldcg(&xpart[r * MP + prow]);");
+        Combine(
+            Tn,
+            [](int K, const char *R) {
+              return std::string("pr[") + R + "]." + (K ? "y" : "x");
+            },
+            MeanAt, RstdAt);
       });
     } else {
       P.line("__shared__ float red[WN][BM], part[2][BM], stat[2][BM];");
@@ -1573,11 +1594,7 @@ codegen::emitGeneratedGemmVariant(const Node &Group, const CodegenOptions &Opts,
         P.line("#pragma unroll");
         P.line("for (int w = 0; w < WN; ++w) t += red[w][i];");
       };
-      // Each block's statistics of its own columns, (mean, centred sum of
-      // squares) for LayerNorm (the sum of squares for RMS norm) in part;
-      // the row's combine them (Chan et al.: M2 = sum M2_b + n_b (mean_b -
-      // mean)^2), so the blocks meet once, and as exactly as two passes
-      // over the whole row.
+      // Each block's part (Combine) in part[0] and part[1].
       P.line("const int nb = N - n0 < BN ? N - n0 : BN;");
       if (Rms) {
         LocalSum("a * a");
@@ -1598,49 +1615,18 @@ codegen::emitGeneratedGemmVariant(const Node &Group, const CodegenOptions &Opts,
         RedTotal();
         P.line("part[1][i] = t;");
       }
-      // Combines the blocks' parts of row i (Load(k, r): part k of block r,
-      // n_r its columns) into stat.
-      auto Combine =
-          [&](unsigned Blocks,
-              llvm::function_ref<std::string(int, const char *)> Load) {
-            std::string Br = std::to_string(Blocks);
-            if (Rms) {
-              P.line("float ss = 0.f;");
-              P.line("#pragma unroll");
-              P.line("for (int r = 0; r < " + Br +
-                     "; ++r) ss += " + Load(1, "r") + ";");
-              P.line("stat[1][i] = rsqrtf(ss * " + InvN + " + " + EpsL + ");");
-              return;
-            }
-            P.line("float mu[" + Br + "], mean = 0.f, m2 = 0.f;");
-            P.line("#pragma unroll");
-            {
-              auto L = P.scope("for (int r = 0; r < " + Br + "; ++r)");
-              P.line("mu[r] = " + Load(0, "r") + ";");
-              P.line(
-                  "mean += float(N - r * BN < BN ? N - r * BN : BN) * mu[r];");
-            }
-            P.line("mean *= " + InvN + ";");
-            P.line("#pragma unroll");
-            {
-              auto L = P.scope("for (int r = 0; r < " + Br + "; ++r)");
-              P.line("const float d = mu[r] - mean;");
-              P.line("m2 += " + Load(1, "r") +
-                     " + float(N - r * BN < BN ? N - r * BN : BN) * d * d;");
-            }
-            P.line("stat[0][i] = mean;");
-            P.line("stat[1][i] = rsqrtf(m2 * " + InvN + " + " + EpsL + ");");
-          };
+      P.line(Cluster > 1 ? "solder_cluster_sync();" : "__syncthreads();");
       {
-        // (GridNorm kernels are wgmma kernels: WarpStats above.)
-        P.line(Cluster > 1 ? "solder_cluster_sync();" : "__syncthreads();");
         auto L = P.scope("for (int i = tid; i < BM; i += NTH)");
-        Combine(unsigned(Cluster), [&](int K, const char *R) {
-          std::string Part = "part[" + std::to_string(K) + "][i]";
-          return Cluster > 1 ? "solder_ld_cluster(&" + Part + ", " +
-                                   std::string(R) + ")"
-                             : Part;
-        });
+        Combine(
+            std::to_string(Cluster),
+            [&](int K, const char *R) {
+              std::string Part = "part[" + std::to_string(K) + "][i]";
+              return Cluster > 1 ? "solder_ld_cluster(&" + Part + ", " +
+                                       std::string(R) + ")"
+                                 : Part;
+            },
+            "stat[0][i]", "stat[1][i]");
       }
       P.line("__syncthreads();");
     }
@@ -1677,13 +1663,12 @@ codegen::emitGeneratedGemmVariant(const Node &Group, const CodegenOptions &Opts,
           return StoreResults(C, true);
         }))
       return E;
-    if (Staged && GridNorm) {
-      P.line(ConsumerSync);
-      CopyOut("NTH");
-    } else if (Staged) {
-      // Every thread (producers too: they stayed) copies.
-      P.line("__syncthreads();");
-      CopyOut("blockDim.x");
+    if (Staged) {
+      // With GridNorm the producers have left; otherwise they stayed, and
+      // every thread copies.
+      P.line(GridNorm ? ConsumerSync : "__syncthreads();");
+      if (auto E = CopyOut(GridNorm ? "NTH" : "blockDim.x"))
+        return E;
     }
     // No block leaves while a peer may still read its shared memory.
     if (Cluster > 1)

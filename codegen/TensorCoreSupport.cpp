@@ -100,9 +100,10 @@ __device__ __forceinline__ void solder_cluster_sync() {
 // Blocks of a cooperative launch waiting for each other through global
 // memory (a row normalization's statistics over blocks that are no
 // cluster): each block's first thread publishes its block's writes (the
-// block barrier before, then a device-scope fence) and arrives on a
-// counter, then waits with acquire loads until all have arrived. The last
-// block to leave resets both counters for the next launch.
+// caller's barrier of every writing thread before, then a device-scope
+// fence) and arrives on a counter, then waits with acquire loads until all
+// have arrived. The last block to leave resets both counters for the next
+// launch.
 const char *const RowGroupHelperText =
     R"(__device__ __forceinline__ void solder_rowgroup_wait(unsigned *arrived, unsigned blocks) {
   __threadfence();
