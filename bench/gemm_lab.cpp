@@ -177,7 +177,8 @@ static std::string variantName(const GemmVariant &V) {
          std::to_string(V.Tile.Stages) +
          (V.KSplit ? " split " + std::to_string(V.KSplit) : "") +
          (V.Persistent ? " persistent" : "") +
-         (V.StagedEpilogue ? " staged" : "") + (V.GridNorm ? " grid" : "");
+         (V.StagedEpilogue ? " staged" : "") + (V.GridNorm ? " grid" : "") +
+         (V.Multicast ? " mc" : "") + (V.RowsTogether ? " rows" : "");
 }
 
 int main(int argc, char **argv) {
@@ -239,6 +240,17 @@ int main(int argc, char **argv) {
       V.KSplit = 1;
     return V;
   };
+  // B multicast over clusters of two blocks along M.
+  auto Mc = [](GemmVariant V) {
+    V.Multicast = true;
+    if (!V.KSplit)
+      V.KSplit = 1;
+    return V;
+  };
+  auto Rt = [](GemmVariant V) {
+    V.RowsTogether = true;
+    return V;
+  };
   auto TmaSplit = [&](int BM, int BN, int S, int KSplit) {
     GemmVariant V = Tma(BM, BN, S);
     V.KSplit = KSplit;
@@ -281,7 +293,12 @@ int main(int argc, char **argv) {
                                   Tma(128, 128, 3),
                                   Tma(64, 128, 3),
                                   Tma(64, 192, 4),
-                                  Tma(64, 192, 6)};
+                                  Tma(64, 192, 6),
+                                  Mc(Staged(Tma(128, 192, 5))),
+                                  Mc(Staged(TmaPersistent(128, 192, 5))),
+                                  Mc(Staged(TmaPersistent(128, 128, 6))),
+                                  Mc(TmaPersistent(128, 256, 4)),
+                                  Mc(Staged(Tma(128, 256, 4)))};
   std::vector<GemmVariant> Small = {Mma,
                                     Split(1),
                                     Split(2),
@@ -309,7 +326,9 @@ int main(int argc, char **argv) {
                                     TmaSplit(128, 64, 6, 4),
                                     TmaSplit(64, 128, 6, 2),
                                     TmaSplit(64, 128, 6, 4),
-                                    Tma(64, 128, 6)};
+                                    Tma(64, 128, 6),
+                                    Mc(Staged(TmaSplit(64, 64, 6, 1))),
+                                    Mc(TmaSplit(64, 128, 6, 1))};
   std::vector<GemmVariant> LnBig = {Mma,
                                     Auto,
                                     W(128, 128, 6),
@@ -337,7 +356,13 @@ int main(int argc, char **argv) {
                                     Grid(Staged(Tma(128, 192, 4))),
                                     Grid(Staged(Tma(128, 256, 4))),
                                     Grid(Staged(Tma(128, 256, 3))),
-                                    Grid(Staged(Tma(128, 128, 6)))};
+                                    Grid(Staged(Tma(128, 128, 6))),
+                                    Mc(Grid(Staged(Tma(128, 192, 5)))),
+                                    Mc(Grid(Staged(Tma(128, 256, 4)))),
+                                    Rt(Grid(Staged(Tma(128, 192, 5)))),
+                                    Rt(Grid(Staged(Tma(128, 192, 4)))),
+                                    Rt(Grid(Staged(Tma(128, 256, 4)))),
+                                    Rt(Mc(Grid(Staged(Tma(128, 192, 5)))))};
   std::vector<GemmVariant> LnSmall = {Mma,
                                       Auto,
                                       W(64, 128, 6),
@@ -353,7 +378,10 @@ int main(int argc, char **argv) {
                                       Grid(Staged(Tma(64, 128, 6))),
                                       Grid(Staged(Tma(64, 192, 6))),
                                       Grid(Staged(Tma(128, 192, 5))),
-                                      Grid(Staged(Tma(128, 128, 6)))};
+                                      Grid(Staged(Tma(128, 128, 6))),
+                                      Mc(Grid(Staged(Tma(64, 64, 6)))),
+                                      Rt(Grid(Staged(Tma(64, 64, 6)))),
+                                      Rt(Grid(Staged(Tma(64, 128, 6))))};
   std::vector<Config> Configs = {
       // Layout checks first: small, odd edges.
       {"gemm", 128, 128, 64, {Auto, W(64, 64, 4)}},
@@ -607,7 +635,7 @@ int main(int argc, char **argv) {
     // How many of a clustered kernel's clusters the GPU holds at once: with
     // fewer than the grid has, the kernel runs in waves of clusters.
     std::string Residency;
-    if (K.Summary.find("cluster of") != std::string::npos) {
+    if (K.Summary.find("cluster") != std::string::npos) {
       cudaLaunchConfig_t Cfg = {};
       Cfg.gridDim = dim3(K.Grid[0], K.Grid[1], K.Grid[2]);
       Cfg.blockDim = dim3(K.Block[0], K.Block[1], K.Block[2]);

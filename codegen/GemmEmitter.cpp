@@ -779,6 +779,16 @@ codegen::emitGeneratedGemmVariant(const Node &Group, const CodegenOptions &Opts,
                           " blocks (one wave), no split K and no persistent "
                           "loop");
   const int64_t Cluster = S.Norm && !GridNorm ? TilesN : 1;
+  // Under GridNorm a row's blocks wait for each other: launched one after
+  // another (column tiles along blockIdx.x) they start together, where a
+  // wave apart the first waited for the last's whole launch.
+  const bool RowsTogether = Force ? Force->RowsTogether : GridNorm;
+  if (RowsTogether && !GridNorm)
+    return groupError(Group, nullptr,
+                      "no row-major launch order: it is for the row "
+                      "statistics through global memory");
+  const std::string MBlock = RowsTogether ? "blockIdx.y" : "blockIdx.x",
+                    NBlock = RowsTogether ? "blockIdx.x" : "blockIdx.y";
   int64_t KSplit = 1;
   if ((!Wgmma || Specialized) && !S.Norm && Opts.SmVersion >= 90) {
     int64_t KSteps = (S.K + BK - 1) / BK;
@@ -820,6 +830,28 @@ codegen::emitGeneratedGemmVariant(const Node &Group, const CodegenOptions &Opts,
     SharedBytes = std::max<unsigned>(SharedBytes, unsigned(T.BM * T.BN * 4));
   // The specialized loop's producer warpgroup comes on top.
   const unsigned Threads = unsigned(T.WM * T.WN * 32) + (Specialized ? 128 : 0);
+  // B multicast over clusters of two blocks along M (the TMA loop): each
+  // block of a pair fetches half of B's stage into both, halving B's
+  // traffic from L2 (a 128 x 192 tile moves 40 KB a step of K for 768
+  // tensor-core clocks). Pairs need an even number of row tiles (and of
+  // persistent blocks). Measured on an H200 (bench/gemm_lab, 128 x 192,
+  // staged, us, without -> with): 4096 x 768 x 3072 32.97 -> 30.89; but
+  // 4096 x 768 x 768 10.67 -> 10.74, persistent 4096 x 3072 x 768 34.85
+  // -> 35.67 and under a LayerNorm through global memory 15.27 -> 15.61
+  // and 36.67 -> 37.23: the pair waits for its slower block each stage,
+  // which only a long K repays. So by default only there.
+  const bool CanMulticast =
+      Tma && KSplit == 1 && Cluster == 1 && !Stats && TilesM % 2 == 0 &&
+      W.BN % 16 == 0 &&
+      (!Persistent || std::min<int64_t>(Tiles, PersistentBlocks) % 2 == 0);
+  const bool Multicast = Force ? Force->Multicast
+                               : CanMulticast && !S.Norm && !Persistent &&
+                                     S.M >= 1024 && S.K >= 2048;
+  if (Multicast && !CanMulticast)
+    return groupError(Group, nullptr,
+                      "no B multicast: it needs the TMA loop without split K, "
+                      "statistics or a cluster normalization, and an even "
+                      "number of row tiles");
 
   // Members after the anchor, in body order; results split by whether the
   // normalization comes before them.
@@ -1038,7 +1070,8 @@ codegen::emitGeneratedGemmVariant(const Node &Group, const CodegenOptions &Opts,
                      : "tensor-core GEMM ") +
       Shape + (Cluster > 1 ? ", cluster of " + std::to_string(Cluster) : "") +
       (GridNorm ? ", row statistics through global memory (" +
-                      std::to_string(TilesN) + " blocks a row, cooperative)"
+                      std::to_string(TilesN) + " blocks a row, cooperative" +
+                      (RowsTogether ? ", launched together" : "") + ")"
                 : "") +
       (KSplit > 1 ? ", K split over a cluster of " + std::to_string(KSplit)
                   : "") +
@@ -1047,6 +1080,7 @@ codegen::emitGeneratedGemmVariant(const Node &Group, const CodegenOptions &Opts,
                        " (a row kernel follows)"
                  : "") +
       (PrefetchB ? ", B fetched before the previous grid ends" : "") +
+      (Multicast ? ", B multicast over clusters of 2" : "") +
       (Stats ? ", the statistics of A's rows for a deferred LayerNorm (" +
                    memberName(*StatsNorm) + ")"
              : "") +
@@ -1063,6 +1097,9 @@ codegen::emitGeneratedGemmVariant(const Node &Group, const CodegenOptions &Opts,
     B.setAttributes("__cluster_dims__(1, " + std::to_string(Cluster) + ", 1)");
   if (KSplit > 1)
     B.setAttributes("__cluster_dims__(1, 1, " + std::to_string(KSplit) + ")");
+  if (Multicast)
+    B.setAttributes(RowsTogether ? "__cluster_dims__(1, 2, 1)"
+                                 : "__cluster_dims__(2, 1, 1)");
   // wgmma kernels are compiled for sm_90a (NvrtcCompiler.cpp reads this).
   if (Wgmma)
     P.declare("solder_arch", ArchSpecificMarker);
@@ -1071,8 +1108,10 @@ codegen::emitGeneratedGemmVariant(const Node &Group, const CodegenOptions &Opts,
     P.declare("solder_wgmma", wgmmaHelpers(S.T, W.BN, !TransB));
   if (Specialized)
     P.declare("solder_mbar", mbarrierHelpers());
-  if (Cluster > 1 || KSplit > 1)
+  if (Cluster > 1 || KSplit > 1 || Multicast)
     P.declare("solder_cluster", clusterHelpers());
+  if (Multicast)
+    P.declare("solder_multicast", multicastHelpers());
   // Row statistics through global memory: counters (arrived, left) per
   // row of blocks, then each block's (mean, centred sum of squares) of
   // its columns for each row.
@@ -1085,7 +1124,11 @@ codegen::emitGeneratedGemmVariant(const Node &Group, const CodegenOptions &Opts,
     P.declare("solder_rowgroup", rowGroupHelpers());
     // The blocks the emulator must run together (tests/emulator).
     P.declare("solder_coresident",
-              "// solder_coresident(1, " + std::to_string(TilesN) +
+              "// solder_coresident(" +
+                  (RowsTogether
+                       ? std::to_string(TilesN) + ", " + (Multicast ? "2" : "1")
+                       : std::string(Multicast ? "2" : "1") + ", " +
+                             std::to_string(TilesN)) +
                   ", 1): the blocks of a row wait for each other");
   }
 
@@ -1095,7 +1138,7 @@ codegen::emitGeneratedGemmVariant(const Node &Group, const CodegenOptions &Opts,
     std::string TmapA, TmapB;
     if (Tma) {
       std::vector<TensorMapShape> Maps =
-          tmaOperandMaps(W, TransB, S.M, S.N, S.K, S.T);
+          tmaOperandMaps(W, TransB, S.M, S.N, S.K, S.T, Multicast);
       auto InputOf = [&](const Value *X) {
         return unsigned(std::find(Reads.begin(), Reads.end(), X) -
                         Reads.begin());
@@ -1116,7 +1159,8 @@ codegen::emitGeneratedGemmVariant(const Node &Group, const CodegenOptions &Opts,
         W, TransB, S.M, S.N, S.K, Tn, AParam, BParam, Specialized, Tma, TmapA,
         TmapB, int(KSplit), KSplit > 1 ? KSplitMany : KSplitOne, Persistent,
         MoveRegisters, KSplit > 1 || (S.Norm && !GridNorm), PrefetchB,
-        Stats != nullptr, TileCopy ? &*TileCopy : nullptr);
+        Stats != nullptr, TileCopy ? &*TileCopy : nullptr, Multicast,
+        RowsTogether);
     // The producers stayed for the reduction's barriers; the epilogue is
     // the consumers'.
     if (KSplit > 1)
@@ -1544,17 +1588,17 @@ codegen::emitGeneratedGemmVariant(const Node &Group, const CodegenOptions &Opts,
           P.line("const float mu = s / nb;");
           QuadRowSum("q", "(a - mu) * (a - mu)");
         }
-        P.line("if (tq == 0) xpart[blockIdx.y * MP + m0 + lrow] = "
-               "make_float2(mu, q);");
+        P.line("if (tq == 0) xpart[" + NBlock +
+               " * MP + m0 + lrow] = make_float2(mu, q);");
       });
       // The producers have left: the consumers' own barrier.
       P.line(ConsumerSync);
       {
         auto If = P.scope("if (tid == 0)");
-        P.line("solder_rowgroup_wait(" + ScratchParam + " + blockIdx.x, " + Tn +
-               ");");
-        P.line("solder_rowgroup_leave(" + ScratchParam + " + blockIdx.x, " +
-               ScratchParam + " + " + Tm + " + blockIdx.x, " + Tn + ");");
+        P.line("solder_rowgroup_wait(" + ScratchParam + " + " + MBlock + ", " +
+               Tn + ");");
+        P.line("solder_rowgroup_leave(" + ScratchParam + " + " + MBlock + ", " +
+               ScratchParam + " + " + Tm + " + " + MBlock + ", " + Tn + ");");
       }
       P.line(ConsumerSync);
       Rows([&] {
@@ -1682,6 +1726,8 @@ codegen::emitGeneratedGemmVariant(const Node &Group, const CodegenOptions &Opts,
   if (Persistent)
     B.setGrid({unsigned(std::min<int64_t>(Tiles, PersistentBlocks)), 1, 1},
               Threads);
+  else if (RowsTogether)
+    B.setGrid({TilesN, TilesM, 1}, Threads);
   else
     B.setGrid({TilesM, TilesN, unsigned(KSplit)}, Threads);
   B.setDynamicShared(SharedBytes);

@@ -40,6 +40,10 @@ std::string wgmmaHelpers(DType T, int N, bool TransposeB);
 /// solder_fence_mbar_init, solder_mbar_arrive and solder_mbar_wait (by
 /// phase parity), on 32-bit shared addresses.
 std::string mbarrierHelpers();
+/// TMA multicast to the blocks of a cluster (solder_tma_2d_mc) and an
+/// arrival on another block's shared-memory barrier
+/// (solder_mbar_arrive_peer); with mbarrierHelpers.
+std::string multicastHelpers();
 
 } // namespace codegen
 } // namespace solder

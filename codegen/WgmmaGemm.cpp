@@ -59,8 +59,8 @@ constexpr int MaxStages = 6;
 const char *const BlockVars =
     R"(const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
 const int wm = warp, wn = 0, g = lane >> 2, tq = lane & 3;
-const long long m0 = (long long)blockIdx.x * BM;
-const int n0 = blockIdx.y * BN;
+const long long m0 = (long long)$M_BLOCK * BM;
+const int n0 = $N_BLOCK * BN;
 const $T *const Ag = $APARAM;
 const $T *const Bg = $BPARAM;)";
 
@@ -169,15 +169,15 @@ extern __shared__ __align__(128) unsigned char solder_dyn_smem[];
 const unsigned as_u = (solder_smem(solder_dyn_smem) + 1023u) & ~1023u;
 const unsigned bs_u = as_u + STAGES * A_STAGE;
 const unsigned full_u = bs_u + STAGES * B_STAGE, empty_u = full_u + STAGES * 8;
-$BLOCK_VARS$STATS_DECL
+$BLOCK_VARS$CLUSTER_RANK$STATS_DECL
 if (tid == 0) {
   for (int s = 0; s < STAGES; ++s) {
     solder_mbar_init(full_u + 8 * s, $FULL_COUNT);
-    solder_mbar_init(empty_u + 8 * s, NTH$STATS_ARRIVALS);
+    solder_mbar_init(empty_u + 8 * s, $EMPTY_COUNT);
   }
   solder_fence_mbar_init();
 }
-__syncthreads();
+$INIT_SYNC
 $PRODUCER$REG_INC$CONSUMER_WAIT
 // Warpgroup warp / 4 reads rows 64 * (warp / 4).. of A's stage.
 const unsigned long long da0 = solder_wgmma_desc(as_u + (warp >> 2) * (64 * 128), 16, 1024);
@@ -194,8 +194,7 @@ for (int kt = 0; kt < $CONSUMER_KT; ++kt) {
 $ISSUE_STEP
   // Step kt - 1's wgmmas are done: its stage may be refilled.
   solder_wgmma_wait<1>();
-  if (prev >= 0)
-    solder_mbar_arrive(empty_u + 8 * prev);
+$RELEASE_PREV
   prev = rs;
   rs = rs + 1 == STAGES ? 0 : rs + 1;
   ph ^= rs == 0;
@@ -256,7 +255,7 @@ $TMA_B
       s = s + 1 == STAGES ? 0 : s + 1;
       ph ^= s == 0;
     }
-$TILE_END
+$TILE_END$PRODUCER_TAIL
   }$STATS_WARPS
 $PRODUCER_END
 })";
@@ -387,11 +386,43 @@ const char *const TileRelease = R"(
 if (prev >= 0)
   solder_mbar_arrive(empty_u + 8 * prev);
 prev = -1;)";
+const char *const TileReleaseMc = R"(
+$RELEASE_PREV
+prev = -1;)";
+// A stage's release by the consumers: each thread arrives, or with B
+// multicast in a cluster of two one lane a warp arrives on both blocks'
+// barrier (the peer's producer overwrites this block's stage too).
+const char *const ReleasePrev = R"(  if (prev >= 0)
+    solder_mbar_arrive(empty_u + 8 * prev);)";
+const char *const ReleasePrevMc = R"(  if (prev >= 0) {
+    __syncwarp();
+    if (lane == 0) {
+      solder_mbar_arrive(empty_u + 8 * prev);
+      solder_mbar_arrive_peer(empty_u + 8 * prev, crank ^ 1u);
+    }
+  })";
+// With B multicast the producer leaves only once both blocks' consumers
+// released every stage it filled: a block may not exit while the other
+// still arrives on its barriers.
+const char *const ProducerTailMc = R"(
+    for (int i = 0; i < STAGES; ++i) {
+      solder_mbar_wait(empty_u + 8 * s, ph ^ 1);
+      s = s + 1 == STAGES ? 0 : s + 1;
+      ph ^= s == 0;
+    })";
 const char *const TmaBKN =
     R"(      for (int j = 0; j < BN / 64; ++j)
         solder_tma_2d(bs_u + s * B_STAGE + j * 8192, &$TMAP_B, n0 + 64 * j, (kt0 + kt) * BK, fb);)";
 const char *const TmaBNK =
     R"(      solder_tma_2d(bs_u + s * B_STAGE, &$TMAP_B, (kt0 + kt) * BK, n0, fb);)";
+// B multicast to both blocks of a cluster of two along M (the same n0):
+// each block fetches half of the stage (of [K, N], 32 of each 64 rows of
+// K; of [N, K], half the rows of N) into both.
+const char *const TmaBKNmc =
+    R"(      for (int j = 0; j < BN / 64; ++j)
+        solder_tma_2d_mc(bs_u + s * B_STAGE + j * 8192 + crank * 4096, &$TMAP_B, n0 + 64 * j, (kt0 + kt) * BK + 32 * crank, fb, 3);)";
+const char *const TmaBNKmc =
+    R"(      solder_tma_2d_mc(bs_u + s * B_STAGE + crank * (BN / 2 * 128), &$TMAP_B, (kt0 + kt) * BK, n0 + crank * (BN / 2), fb, 3);)";
 
 // B as [K, N] (N-major): chunk x = tid + i * NTH of a stage is k-row
 // x / (BN / 8), 16-byte column cc = x % (BN / 8), stored in 64-column block
@@ -519,7 +550,7 @@ bool wgmmaPreferred(int64_t M, int64_t N, int64_t K, bool Norm) {
 
 std::vector<TensorMapShape> tmaOperandMaps(const WgmmaTile &T, bool TransB,
                                            int64_t M, int64_t N, int64_t K,
-                                           DType Elem) {
+                                           DType Elem, bool Multicast) {
   TensorMapShape A, B;
   A.Elem = B.Elem = Elem;
   A.Dims[0] = K;
@@ -531,12 +562,12 @@ std::vector<TensorMapShape> tmaOperandMaps(const WgmmaTile &T, bool TransB,
     B.Dims[0] = K;
     B.Dims[1] = N;
     B.RowBytes = K * 2;
-    B.Box[1] = uint32_t(T.BN);
+    B.Box[1] = uint32_t(Multicast ? T.BN / 2 : T.BN);
   } else {
     B.Dims[0] = N;
     B.Dims[1] = K;
     B.RowBytes = N * 2;
-    B.Box[1] = 64;
+    B.Box[1] = Multicast ? 32 : 64;
   }
   B.Box[0] = 64;
   return {A, B};
@@ -563,9 +594,12 @@ std::string wgmmaMainLoop(const WgmmaTile &T, bool TransB, int64_t M, int64_t N,
                           const std::string &KSplitText, bool Persistent,
                           bool MoveRegisters, bool ProducersStay,
                           bool PrefetchB, bool RowStats,
-                          const TileOperandCopy *Tile) {
+                          const TileOperandCopy *Tile, bool Multicast,
+                          bool NFastest) {
   if (PrefetchB && !Tma)
     PrefetchB = false;
+  if (Multicast && (!Tma || KSplit > 1 || ProducersStay || RowStats))
+    Multicast = false;
   if (Tile && (!Tma || RowStats || Persistent))
     Tile = nullptr;
   if (RowStats && (!Tma || KSplit > 1 || Persistent || MoveRegisters))
@@ -573,10 +607,12 @@ std::string wgmmaMainLoop(const WgmmaTile &T, bool TransB, int64_t M, int64_t N,
   // N-major B is stored in whole 64-column blocks.
   int64_t BStage = TransB ? int64_t(T.BN) * 128 : ceilDiv(T.BN, 64) * 8192;
   // Texts first (each may hold the names of the next), names last.
+  const char *TmaB =
+      Multicast ? (TransB ? TmaBNKmc : TmaBKNmc) : (TransB ? TmaBNK : TmaBKN);
   std::string Loop = substitute(Specialized ? WgmmaLoopWs : WgmmaLoop,
                                 {{"PRODUCER", Tma ? TmaProducer : CopyProducer},
                                  {"FULL_COUNT", Tma ? "1" : "128"},
-                                 {"TMA_B", TransB ? TmaBNK : TmaBKN},
+                                 {"TMA_B", TmaB},
                                  {"KSPLIT", KSplitText}});
   Loop = substitute(
       std::move(Loop),
@@ -585,12 +621,20 @@ std::string wgmmaMainLoop(const WgmmaTile &T, bool TransB, int64_t M, int64_t N,
        {"CONSUMER_WAIT", PrefetchB ? ConsumerWait : ""},
        // (substitute takes longer names first: the flag before the text)
        {"PREFETCH_FLAG", PrefetchB ? PrefetchFlag : ""},
-       {"PREFETCH",
-        PrefetchB ? substitute(Prefetch, {{"TMA_B", TransB ? TmaBNK : TmaBKN}})
-                  : "    const int pre = 0;"},
+       {"PREFETCH", PrefetchB ? substitute(Prefetch, {{"TMA_B", TmaB}})
+                              : "    const int pre = 0;"},
        {"TILE_BEGIN", Persistent ? TileBegin : ""},
        {"TILE_END", Persistent ? "}" : ""},
-       {"TILE_RELEASE", Persistent ? TileRelease : ""},
+       {"TILE_RELEASE", Multicast    ? TileReleaseMc
+                        : Persistent ? TileRelease
+                                     : ""},
+       {"PRODUCER_TAIL", Multicast ? ProducerTailMc : ""},
+       {"INIT_SYNC", Multicast ? "solder_cluster_sync();" : "__syncthreads();"},
+       {"CLUSTER_RANK",
+        Multicast ? "\nconst unsigned crank = $M_BLOCK & 1u;" : ""},
+       {"EMPTY_COUNT", Multicast  ? "2 * NTH / 32"
+                       : RowStats ? "NTH + 96"
+                                  : "NTH"},
        {"PRODUCER_END", ProducersStay ? "" : "  return;"},
        {"CONSUMER_KT", ProducersStay ? "(tid < NTH ? KT : 0)" : "KT"},
        {"BLOCK_VARS", BlockVars},
@@ -600,7 +644,6 @@ std::string wgmmaMainLoop(const WgmmaTile &T, bool TransB, int64_t M, int64_t N,
        {"STATS_WARPS", RowStats ? StatsWarps
                        : Tile   ? TileWarps
                                 : ""},
-       {"STATS_ARRIVALS", RowStats ? " + 96" : ""},
        {"TMAP_A", TmapA},
        {"TMAP_B", TmapB}});
   if (Tile)
@@ -610,8 +653,11 @@ std::string wgmmaMainLoop(const WgmmaTile &T, bool TransB, int64_t M, int64_t N,
          {"TILE_OFF", std::to_string(Tile->Offset)},
          {"TILE_PITCH", std::to_string(Tile->Pitch)},
          {"TILE_PTR", Tile->Ptr}});
-  Loop = substitute(std::move(Loop), {{"SETUP_B", TransB ? SetupBNK : SetupBKN},
-                                      {"COPY_B", TransB ? CopyBNK : CopyBKN}});
+  Loop =
+      substitute(std::move(Loop),
+                 {{"SETUP_B", TransB ? SetupBNK : SetupBKN},
+                  {"COPY_B", TransB ? CopyBNK : CopyBKN},
+                  {"RELEASE_PREV", Multicast ? ReleasePrevMc : ReleasePrev}});
   return substitute(
       std::move(Loop),
       {{"BM", std::to_string(T.BM)},
@@ -621,6 +667,8 @@ std::string wgmmaMainLoop(const WgmmaTile &T, bool TransB, int64_t M, int64_t N,
        // Descriptor steps per 16 of K: 32 bytes along a
        // K-major row, 16 rows of an N-major block.
        {"BKSTEP", TransB ? "32" : "2048"},
+       {"M_BLOCK", NFastest ? "blockIdx.y" : "blockIdx.x"},
+       {"N_BLOCK", NFastest ? "blockIdx.x" : "blockIdx.y"},
        {"BLBO", TransB ? "16" : "8192"},
        {"M", std::to_string(M) + "LL"},
        {"N", std::to_string(N)},

@@ -90,6 +90,16 @@ unsigned wgmmaSharedBytes(const WgmmaTile &T, bool Specialized = false);
 /// memory instead of two bytes at a time in the accumulators' layout.
 /// Wait: they first wait for the previous grid (a dependent launch whose
 /// body waits itself).
+/// Multicast (the TMA loop; not split, RowStats or ProducersStay): the
+/// kernel runs in clusters of two blocks along M (blockIdx.x 2i, 2i + 1,
+/// the same n0; tiles walked in pairs when persistent), each fetching half
+/// of B's stage into both blocks (tmaOperandMaps with Multicast), which
+/// halves B's traffic from L2; the consumers release a stage to both
+/// producers, and each producer leaves once every stage it filled was
+/// released by both blocks.
+/// NFastest (not persistent): blockIdx.x walks the column tiles and
+/// blockIdx.y the row tiles, so the blocks sharing rows start together
+/// (a cluster of two then pairs blockIdx.y).
 struct TileOperandCopy {
   std::string Ptr;
   int64_t Offset = 0, Pitch = 0;
@@ -106,7 +116,8 @@ std::string wgmmaMainLoop(const WgmmaTile &T, bool TransB, int64_t M, int64_t N,
                           bool Persistent = false, bool MoveRegisters = false,
                           bool ProducersStay = false, bool PrefetchB = false,
                           bool RowStats = false,
-                          const TileOperandCopy *Tile = nullptr);
+                          const TileOperandCopy *Tile = nullptr,
+                          bool Multicast = false, bool NFastest = false);
 
 /// Which main loop a generated GEMM uses, forced (tests, tile sweeps);
 /// BM = 0 lets the wgmma tile be chosen, KSplit = 0 the split of K.
@@ -133,13 +144,21 @@ struct GemmVariant {
   /// instead of across a thread-block cluster (the TMA loop, at most 132
   /// blocks, no K split).
   bool GridNorm = false;
+  /// The TMA loop in clusters of two blocks along M sharing B's stages by
+  /// multicast (an even number of row tiles, no K split).
+  bool Multicast = false;
+  /// Under GridNorm: the blocks of a row of tiles launched one after
+  /// another (column tiles along blockIdx.x) rather than a wave apart.
+  bool RowsTogether = false;
 };
 
 /// The tensor maps of the TMA producer for A ([M, K]) and B ([K, N], or
-/// [N, K] when TransB) with tile T, in the kernel's order (A, B).
+/// [N, K] when TransB) with tile T, in the kernel's order (A, B); with
+/// Multicast, B's box is the half of a stage each block of the pair
+/// fetches.
 std::vector<TensorMapShape> tmaOperandMaps(const WgmmaTile &T, bool TransB,
                                            int64_t M, int64_t N, int64_t K,
-                                           DType Elem);
+                                           DType Elem, bool Multicast = false);
 
 /// The TMA loop's tile for an M-row product N wide.
 WgmmaTile chooseTmaTile(int64_t M, int64_t N);

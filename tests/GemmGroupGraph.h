@@ -138,7 +138,10 @@ inline std::string gemmGroupGraph(const std::string &T, int64_t Lead, int64_t M,
 /// not, B either way; TMA under LayerNorm and RMS norm (producers staying
 /// for the cluster's barriers), edges, B either way, staged; and with the
 /// row statistics through global memory among a cooperative launch's
-/// blocks (2 to 8 a row, edges, B either way, staged, RMS norm).
+/// blocks (2 to 8 a row, edges, B either way, staged, RMS norm). B
+/// multicast over clusters of two blocks: K not a multiple of 64, B either
+/// way, staged, persistent (64 wide with N edges, 256 wide), and under the
+/// row statistics through global memory.
 struct GemmVariantCase {
   int64_t Lead, M, N, K;
   const char *Epi;
@@ -155,7 +158,10 @@ struct GemmVariantCase {
                      (V.Persistent ? ", persistent" : "") +
                      (V.StagedEpilogue ? ", staged epilogue" : "") +
                      (V.GridNorm ? ", row statistics through global memory"
-                                 : "")
+                                 : "") +
+                     (V.Multicast ? ", B multicast" : "") +
+                     (V.RowsTogether ? ", a row's blocks launched together"
+                                     : "")
                : "mma.sync, K split " + std::to_string(V.KSplit);
   }
 };
@@ -196,6 +202,14 @@ inline const std::vector<GemmVariantCase> &gemmVariantCases() {
   };
   auto Grid = [](codegen::GemmVariant V) {
     V.GridNorm = true;
+    return V;
+  };
+  auto Mc = [](codegen::GemmVariant V) {
+    V.Multicast = true;
+    return V;
+  };
+  auto Rows = [](codegen::GemmVariant V) {
+    V.RowsTogether = true;
     return V;
   };
   static const std::vector<GemmVariantCase> Cases = {
@@ -255,6 +269,23 @@ inline const std::vector<GemmVariantCase> &gemmVariantCases() {
       {0, 256, 512, 136, "rms", true,
        Grid(Staged(WsSplit(64, 128, 4, 0, true)))},
       {0, 192, 256, 128, "heads", false, W(64, 64, 4)},
+      // B multicast over clusters of two (an even number of row tiles).
+      {0, 256, 384, 200, "gelu", false,
+       Mc(Staged(WsSplit(128, 192, 5, 1, true)))},
+      {0, 256, 512, 136, "gelu", true, Mc(WsSplit(64, 128, 4, 0, true))},
+      {0, 2048, 520, 136, "gelu", false, Mc(Persistent(64, 64, 4))},
+      {0, 4096, 1104, 64, "bias", false, Mc(Persistent(128, 256, 4))},
+      {0, 512, 768, 3072, "ln", false,
+       Mc(Grid(Staged(WsSplit(128, 192, 5, 0, true))))},
+      {0, 256, 512, 136, "rms", true,
+       Mc(Grid(Staged(WsSplit(64, 128, 4, 0, true))))},
+      // A row's blocks launched one after another (column tiles along x).
+      {1, 128, 768, 768, "ln", false, Rows(Grid(WsSplit(64, 128, 6, 0, true)))},
+      {0, 33, 1000, 64, "ln", false, Rows(Grid(WsSplit(64, 128, 4, 0, true)))},
+      {0, 512, 768, 3072, "ln", false,
+       Rows(Mc(Grid(Staged(WsSplit(128, 192, 5, 0, true)))))},
+      {0, 256, 512, 136, "rms", true,
+       Rows(Grid(Staged(WsSplit(64, 128, 4, 0, true))))},
   };
   return Cases;
 }

@@ -169,10 +169,32 @@ Error ExecutionContext::Impl::checkCooperativeKernels() const {
                         K.DynamicSharedBytes),
                     "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
     uint64_t Blocks = uint64_t(K.Grid[0]) * K.Grid[1] * K.Grid[2];
-    if (Blocks > uint64_t(PerSm) * uint64_t(Sms))
+    uint64_t Fit = uint64_t(PerSm) * uint64_t(Sms);
+    // Blocks in clusters (__cluster_dims__) are placed a cluster at a
+    // time, within one GPC: fewer may fit than SMs times blocks a SM.
+    cudaFuncAttributes FA = {};
+    SOLDER_CUDA_TRY(cudaFuncGetAttributes(
+                        &FA, reinterpret_cast<const void *>(M->Kernels[I])),
+                    "cudaFuncGetAttributes");
+    if (FA.requiredClusterWidth > 0) {
+      cudaLaunchConfig_t Cfg = {};
+      Cfg.gridDim = dim3(K.Grid[0], K.Grid[1], K.Grid[2]);
+      Cfg.blockDim = dim3(K.Block[0], K.Block[1], K.Block[2]);
+      Cfg.dynamicSmemBytes = K.DynamicSharedBytes;
+      int Clusters = 0;
+      SOLDER_CUDA_TRY(
+          cudaOccupancyMaxActiveClusters(
+              &Clusters, reinterpret_cast<const void *>(M->Kernels[I]), &Cfg),
+          "cudaOccupancyMaxActiveClusters");
+      Fit = std::min<uint64_t>(
+          Fit, uint64_t(Clusters) * uint64_t(FA.requiredClusterWidth) *
+                   uint64_t(std::max(1, FA.requiredClusterHeight)) *
+                   uint64_t(std::max(1, FA.requiredClusterDepth)));
+    }
+    if (Blocks > Fit)
       return rtError("kernel " + K.Name + " needs its " + Twine(Blocks) +
                      " blocks resident at once and this GPU holds " +
-                     Twine(uint64_t(PerSm) * uint64_t(Sms)) +
+                     Twine(Fit) +
                      "; compile the model for this GPU with --tune, or "
                      "with --gemm-kernels library");
   }

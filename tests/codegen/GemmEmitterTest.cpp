@@ -151,7 +151,8 @@ TEST(GeneratedGemm, LayerNormGroupIsOneCooperativeKernel) {
   // wave), so the row statistics meet through global memory: the blocks'
   // (mean, centred sum of squares) in the kernel's scratch, counters that
   // the last block to leave resets, a cooperative launch. The residual's
-  // tile comes through shared memory (the producers' idle warps).
+  // tile comes through shared memory (the producers' idle warps). A row's
+  // 12 blocks are launched one after another (column tiles along x).
   auto G = pipelined("f16", 256, 768, 64, LayerNormInputs, LayerNormTail);
   ASSERT_TRUE(G);
   const Node *Group = contractionGroup(*G);
@@ -161,9 +162,12 @@ TEST(GeneratedGemm, LayerNormGroupIsOneCooperativeKernel) {
   EXPECT_TRUE(K.Cooperative);
   EXPECT_GT(K.ScratchBytes, 12u * 256 * 8) << "a part per block and row";
   EXPECT_FALSE(has(K.Source, "__cluster_dims__")) << K.Source;
-  EXPECT_EQ(K.Grid[0], 4u);
-  EXPECT_EQ(K.Grid[1], 12u);
-  EXPECT_TRUE(has(K.Source, "solder_rowgroup_wait(scratch + blockIdx.x, 12)"));
+  EXPECT_EQ(K.Grid[0], 12u);
+  EXPECT_EQ(K.Grid[1], 4u);
+  EXPECT_TRUE(has(K.Source, "solder_rowgroup_wait(scratch + blockIdx.y, 12)"));
+  EXPECT_TRUE(has(K.Source, "xpart[blockIdx.x * MP + m0 + lrow]"));
+  EXPECT_TRUE(has(K.Source, "m0 = (long long)blockIdx.y * BM"));
+  EXPECT_TRUE(has(K.Summary, "launched together")) << K.Summary;
   EXPECT_TRUE(has(K.Source, "solder_rowgroup_leave("));
   EXPECT_TRUE(has(K.Source, "__ldcg(&xpart["));
   EXPECT_TRUE(has(K.Source, "rsqrtf(m2 * "));
@@ -180,8 +184,8 @@ TEST(GeneratedGemm, LayerNormGroupIsOneClusterKernel) {
   // one wave, which blocks waiting for each other must be), so the row's
   // blocks form a cluster instead: 6 blocks of 128 columns of the
   // mma.sync loop (wgmmaPreferred: not below 1024 rows).
-  auto G = pipelined("f16", 900, 768, 64, layerNormInputs(900),
-                     layerNormTail(900));
+  auto G =
+      pipelined("f16", 900, 768, 64, layerNormInputs(900), layerNormTail(900));
   ASSERT_TRUE(G);
   const Node *Group = contractionGroup(*G);
   ASSERT_TRUE(Group);
@@ -191,6 +195,7 @@ TEST(GeneratedGemm, LayerNormGroupIsOneClusterKernel) {
   EXPECT_EQ(K.ScratchBytes, 0u);
   EXPECT_TRUE(has(K.Source, "__cluster_dims__(1, 6, 1)")) << K.Source;
   EXPECT_EQ(K.Grid[1], 6u);
+  EXPECT_FALSE(has(K.Summary, "launched together")) << K.Summary;
   // One exchange: each block's (mean, centred sum of squares), combined.
   EXPECT_TRUE(has(K.Source, "solder_ld_cluster(&part[0][i], r)"));
   EXPECT_TRUE(has(K.Source, "solder_ld_cluster(&part[1][i], r)"));
@@ -311,6 +316,87 @@ TEST(GeneratedGemm, WarpSpecializedLoopAddsAProducerWarpgroup) {
   auto Mma = emitGeneratedGemmVariant(*Group, O, Names, &V);
   ASSERT_FALSE(bool(Mma));
   EXPECT_TRUE(has(llvm::toString(Mma.takeError()), "needs the wgmma loop"));
+}
+
+/// M x 384 x 200 + bias + Relu in f16, through the GPU pipeline.
+std::unique_ptr<Graph> reluGemm(int64_t M) {
+  return pipelined("f16", M, 384, 200, "",
+                   "  %y = Relu(%mb) : f16[" + std::to_string(M) +
+                       ",384] @\"relu\"\n");
+}
+
+/// The TMA loop with 128 x 192 tiles and B multicast forced.
+GemmVariant multicastVariant() {
+  GemmVariant V;
+  V.Wgmma = V.Specialized = V.Tma = true;
+  V.Tile = {128, 192, 5};
+  V.KSplit = 1;
+  V.Multicast = true;
+  return V;
+}
+
+TEST(GeneratedGemm, BMulticastPairsBlocksAlongM) {
+  // 256 rows of 128: two row tiles, so the TMA loop may run in clusters of
+  // two blocks along M, each fetching half of B's stage (32 of its 64 rows
+  // of K: B is [K, N]) into both; the consumers release a stage to both
+  // producers.
+  auto G = reluGemm(256);
+  ASSERT_TRUE(G);
+  const Node *Group = contractionGroup(*G);
+  ASSERT_TRUE(Group);
+  CodegenOptions O;
+  O.SmVersion = 90;
+  KernelNamer Names(*G);
+  GemmVariant V = multicastVariant();
+  auto K = emitGeneratedGemmVariant(*Group, O, Names, &V);
+  ASSERT_TRUE(bool(K)) << llvm::toString(K.takeError());
+  EXPECT_TRUE(has(K->Source, "__cluster_dims__(2, 1, 1)")) << K->Source;
+  EXPECT_TRUE(has(K->Source, "solder_tma_2d_mc(")) << K->Source;
+  EXPECT_TRUE(has(K->Source, "solder_mbar_arrive_peer(empty_u + 8 * prev, "
+                             "crank ^ 1u)"));
+  EXPECT_TRUE(has(K->Source, "solder_cluster_sync();"));
+  EXPECT_TRUE(has(K->Summary, "B multicast over clusters of 2")) << K->Summary;
+  ASSERT_EQ(K->TensorMaps.size(), 2u);
+  EXPECT_EQ(K->TensorMaps[1].Box[1], 32u) << "half a stage of B's K rows";
+  auto Cubins = compileKernels({*K}, solder::testing::testNvrtcOptions());
+  EXPECT_TRUE(bool(Cubins))
+      << (Cubins ? "" : llvm::toString(Cubins.takeError()));
+  // Without the pair: whole boxes, no cluster.
+  V.Multicast = false;
+  auto Plain = emitGeneratedGemmVariant(*Group, O, Names, &V);
+  ASSERT_TRUE(bool(Plain)) << llvm::toString(Plain.takeError());
+  EXPECT_FALSE(has(Plain->Source, "__cluster_dims__"));
+  EXPECT_FALSE(has(Plain->Source, "solder_tma_2d_mc("));
+  EXPECT_EQ(Plain->TensorMaps[1].Box[1], 64u);
+}
+
+TEST(GeneratedGemm, BMulticastNeedsRowTilesInPairs) {
+  // Negative twin: 320 rows of 128 are three row tiles, one of which would
+  // have no partner: a forced multicast is refused, not dropped; so is one
+  // with K split (its cluster is along z).
+  CodegenOptions O;
+  O.SmVersion = 90;
+  GemmVariant V = multicastVariant();
+  auto Odd = reluGemm(320), Even = reluGemm(256);
+  ASSERT_TRUE(Odd && Even);
+  KernelNamer OddNames(*Odd), EvenNames(*Even);
+  auto K = emitGeneratedGemmVariant(*contractionGroup(*Odd), O, OddNames, &V);
+  ASSERT_FALSE(bool(K));
+  EXPECT_TRUE(has(llvm::toString(K.takeError()), "no B multicast"));
+  V.KSplit = 2;
+  auto Split =
+      emitGeneratedGemmVariant(*contractionGroup(*Even), O, EvenNames, &V);
+  ASSERT_FALSE(bool(Split));
+  EXPECT_TRUE(has(llvm::toString(Split.takeError()), "no B multicast"));
+  // The row-major launch order is only for a row's blocks that wait for
+  // each other: refused on a plain GEMM.
+  V.KSplit = 1;
+  V.Multicast = false;
+  V.RowsTogether = true;
+  auto Rows =
+      emitGeneratedGemmVariant(*contractionGroup(*Even), O, EvenNames, &V);
+  ASSERT_FALSE(bool(Rows));
+  EXPECT_TRUE(has(llvm::toString(Rows.takeError()), "no row-major launch"));
 }
 
 TEST(GeneratedGemm, ForcedSplitKNeedsProducersThatStay) {

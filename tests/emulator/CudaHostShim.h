@@ -232,20 +232,21 @@ struct Mbar {
   unsigned Pending, Count, Phase;
   long long Tx;
 };
-inline Mbar loadMbar(unsigned Bar) {
+/// The barrier at Bar of the block of cluster rank Rank (~0u: this one).
+inline Mbar loadMbar(unsigned Bar, unsigned Rank = ~0u) {
   uint64_t W;
-  std::memcpy(&W, shared(Bar), 8);
+  std::memcpy(&W, solder_emu_rt->BlockShared(Rank) + Bar, 8);
   return {unsigned(W & 0xFFFF), unsigned(W >> 16 & 0xFFFF),
           unsigned(W >> 32 & 1), (long long)W >> 33};
 }
-inline void storeMbar(unsigned Bar, Mbar M) {
+inline void storeMbar(unsigned Bar, Mbar M, unsigned Rank = ~0u) {
   if (M.Pending == 0 && M.Tx == 0) {
     M.Phase ^= 1;
     M.Pending = M.Count;
   }
   uint64_t W = uint64_t(M.Pending) | uint64_t(M.Count) << 16 |
                uint64_t(M.Phase) << 32 | uint64_t(M.Tx) << 33;
-  std::memcpy(shared(Bar), &W, 8);
+  std::memcpy(solder_emu_rt->BlockShared(Rank) + Bar, &W, 8);
   solder_emu_rt->Advance();
 }
 } // namespace solder_emu
@@ -280,22 +281,37 @@ inline void solder_bar_sync(unsigned Id, unsigned Count) {
 /// cp.async.bulk.tensor.2d: the Box at (C0, C1) of the map's tensor (zeros
 /// outside it) into shared memory at Dst, 128-byte swizzled, then the
 /// box's bytes completed on Bar.
+/// Into the block of cluster rank Rank (~0u: this one).
 inline void solder_tma_2d(unsigned Dst, const void *Map, int C0, int C1,
-                          unsigned Bar) {
+                          unsigned Bar, unsigned Rank = ~0u) {
   const SolderEmuTensorMap &T = *static_cast<const SolderEmuTensorMap *>(Map);
   unsigned RowBytes = T.Box[0] * T.ElemBytes;
   const unsigned char *Base = static_cast<const unsigned char *>(T.Base);
+  unsigned char *Shared = solder_emu_rt->BlockShared(Rank);
   for (unsigned R = 0; R < T.Box[1]; ++R)
     for (unsigned B = 0; B < RowBytes; ++B) {
       long long Row = (long long)C1 + R, Col = (long long)C0 + B / T.ElemBytes;
       bool In = Row >= 0 && Row < T.Dims[1] && Col >= 0 && Col < T.Dims[0];
       unsigned A = Dst + R * RowBytes + B;
-      *solder_emu::shared(A ^ ((A >> 7 & 7) << 4)) =
+      Shared[A ^ ((A >> 7 & 7) << 4)] =
           In ? Base[Row * T.RowBytes + Col * T.ElemBytes + B % T.ElemBytes] : 0;
     }
-  solder_emu::Mbar M = solder_emu::loadMbar(Bar);
+  solder_emu::Mbar M = solder_emu::loadMbar(Bar, Rank);
   M.Tx -= (long long)RowBytes * T.Box[1];
-  solder_emu::storeMbar(Bar, M);
+  solder_emu::storeMbar(Bar, M, Rank);
+}
+/// The same box into every block of the cluster in Mask, each completing
+/// the bytes on its own barrier at Bar.
+inline void solder_tma_2d_mc(unsigned Dst, const void *Map, int C0, int C1,
+                             unsigned Bar, unsigned short Mask) {
+  for (unsigned Rank = 0; Rank < 16; ++Rank)
+    if (Mask >> Rank & 1)
+      solder_tma_2d(Dst, Map, C0, C1, Bar, Rank);
+}
+inline void solder_mbar_arrive_peer(unsigned Bar, unsigned Rank) {
+  solder_emu::Mbar M = solder_emu::loadMbar(Bar, Rank);
+  --M.Pending;
+  solder_emu::storeMbar(Bar, M, Rank);
 }
 
 // wgmma.mma_async m64nNk16 (sm_90a) with both operands in shared memory

@@ -943,7 +943,8 @@ TEST(EmulatedKernel, GemmVariantsMatchReference) {
         ASSERT_FALSE(bool(E)) << llvm::toString(std::move(E));
         if (K->ScratchBytes) {
           ++GridNorms;
-          for (unsigned I = 0; I < 2 * K->Grid[0]; ++I)
+          // Two a row of tiles (along x, or y when launched together).
+          for (unsigned I = 0; I < 2 * std::max(K->Grid[0], K->Grid[1]); ++I)
             EXPECT_EQ(Scratch[I], 0u) << "counter " << I << " not reset";
         }
         ++Ran;

@@ -43,6 +43,8 @@ const llvm::StringSet<> &emulatedHelpers() {
                                           "solder_mbar_wait",
                                           "solder_bar_sync",
                                           "solder_tma_2d",
+                                          "solder_tma_2d_mc",
+                                          "solder_mbar_arrive_peer",
                                           "solder_regs_producer",
                                           "solder_regs_consumer"};
   return Names;
@@ -169,22 +171,27 @@ std::string rewriteShared(llvm::StringRef S) {
 HostSource hostSource(llvm::StringRef Source) {
   HostSource H;
   // Blocks that wait for each other through global memory (a cooperative
-  // launch) run together as a cluster's do.
-  llvm::StringRef Marker = "__cluster_dims__(";
-  size_t C = Source.find(Marker);
-  if (C == llvm::StringRef::npos) {
-    Marker = "solder_coresident(";
-    C = Source.find(Marker);
-  }
-  if (C != llvm::StringRef::npos) {
+  // launch) run together as a cluster's do; a hardware cluster inside
+  // them keeps its own rank, shared memory and barrier.
+  auto ReadDims = [&](llvm::StringRef Marker, std::array<unsigned, 3> &Out) {
+    size_t C = Source.find(Marker);
+    if (C == llvm::StringRef::npos)
+      return false;
     llvm::StringRef Args = Source.substr(C + Marker.size());
     Args = Args.take_until([](char Ch) { return Ch == ')'; });
     llvm::SmallVector<llvm::StringRef, 3> Dims;
     Args.split(Dims, ',');
     for (size_t I = 0; I < Dims.size() && I < 3; ++I)
-      if (Dims[I].trim().getAsInteger(10, H.Cluster[I]))
+      if (Dims[I].trim().getAsInteger(10, Out[I]))
         H.Why = "cluster dims '" + Args.str() + "' are not numbers";
-  }
+    return true;
+  };
+  bool Hw = ReadDims("__cluster_dims__(", H.HwCluster);
+  if (!ReadDims("solder_coresident(", H.Cluster) && Hw)
+    H.Cluster = H.HwCluster;
+  for (int D = 0; D < 3 && H.Why.empty(); ++D)
+    if (!H.HwCluster[D] || H.Cluster[D] % H.HwCluster[D])
+      H.Why = "the blocks run together are not whole clusters";
   std::string Text = stripPtxHelpers(Source, H.Why);
   if (H.Why.empty() && (llvm::StringRef(Text).contains("asm(") ||
                         llvm::StringRef(Text).contains("asm volatile")))

@@ -36,8 +36,12 @@ struct HostSource {
   /// -DSOLDER_EMU_WGMMA_N and -DSOLDER_EMU_WGMMA_TNSPB.
   unsigned WgmmaN = 0;
   bool WgmmaTransB = false;
-  /// Blocks per cluster in x, y, z (1, 1, 1 without clusters).
+  /// Blocks run together in x, y, z: the cluster's, or those of a
+  /// cooperative launch that wait for each other (solder_coresident).
   std::array<unsigned, 3> Cluster = {1, 1, 1};
+  /// The hardware cluster (__cluster_dims__) inside that group: the blocks
+  /// whose shared memory and cluster barrier are shared.
+  std::array<unsigned, 3> HwCluster = {1, 1, 1};
 };
 
 HostSource hostSource(llvm::StringRef Source);

@@ -59,6 +59,9 @@ struct BlockState {
   std::vector<std::array<unsigned char, SOLDER_EMU_SLOT_BYTES>> Slots;
   unsigned char *Shared = nullptr; // dynamic shared memory, then statics
   size_t Used = 0;                 // bytes of Shared taken
+  unsigned Hw = 0;                 // its hardware cluster in the group
+  /// The group's block index of each rank of its hardware cluster.
+  std::vector<unsigned> HwRanks;
   std::map<std::pair<unsigned, unsigned>, size_t> Sites;
 };
 
@@ -71,7 +74,9 @@ struct ClusterRun {
   std::vector<BlockState> Blocks;
   ucontext_t Scheduler;
   unsigned Live = 0;
-  Barrier ClusterBar;
+  /// Per hardware cluster of the group: its barrier and live threads.
+  std::vector<Barrier> ClusterBars;
+  std::vector<unsigned> HwLive;
   size_t SharedBytes = 0;
   /// Bumped by every arrival at a barrier and every return: a round of the
   /// scheduler without it moving is a deadlock.
@@ -117,7 +122,10 @@ void syncWarp() {
   arrive(B.WarpBars[W], B.LiveInWarp[W]);
 }
 
-void syncCluster() { arrive(Run->ClusterBar, Run->Live); }
+void syncCluster() {
+  unsigned Hw = currentBlock().Hw;
+  arrive(Run->ClusterBars[Hw], Run->HwLive[Hw]);
+}
 
 void yieldFiber() { yieldToScheduler(); }
 
@@ -146,9 +154,10 @@ const unsigned char *exchange(const void *In, unsigned Bytes) {
 void exchangeDone() { syncWarp(); }
 
 unsigned char *blockShared(unsigned Rank) {
+  BlockState &B = currentBlock();
   if (Rank == ~0u)
-    return currentBlock().Shared;
-  return Run->Blocks[Rank % Run->Blocks.size()].Shared;
+    return B.Shared;
+  return Run->Blocks[B.HwRanks[Rank % B.HwRanks.size()]].Shared;
 }
 
 unsigned char *sharedVariable(unsigned Site, unsigned Bytes, unsigned Align) {
@@ -196,14 +205,16 @@ void fiberMain() {
   BlockState &B = R.Blocks[F.Block];
   unsigned W = warpOf(F.Thread);
   --R.Live;
+  --R.HwLive[B.Hw];
   --B.Live;
   --B.LiveInWarp[W];
   if (B.Bar.Arrived && B.Bar.Arrived >= B.Live)
     open(B.Bar);
   if (B.WarpBars[W].Arrived && B.WarpBars[W].Arrived >= B.LiveInWarp[W])
     open(B.WarpBars[W]);
-  if (R.ClusterBar.Arrived && R.ClusterBar.Arrived >= R.Live)
-    open(R.ClusterBar);
+  Barrier &CB = R.ClusterBars[B.Hw];
+  if (CB.Arrived && CB.Arrived >= R.HwLive[B.Hw])
+    open(CB);
   // Returning resumes uc_link, the scheduler.
 }
 
@@ -258,6 +269,7 @@ llvm::Error EmulatedKernel::launch(std::array<unsigned, 3> Grid,
     if (Grid[D] % Cluster[D])
       return emuError("kernel " + Name + ": the grid is not whole clusters");
   unsigned PerCluster = Cluster[0] * Cluster[1] * Cluster[2];
+  unsigned PerHw = HwCluster[0] * HwCluster[1] * HwCluster[2];
   size_t Fibers = size_t(Threads) * PerCluster;
   size_t StackTotal = Fibers * StackBytes;
   void *Stacks = mmap(nullptr, StackTotal, PROT_READ | PROT_WRITE,
@@ -293,7 +305,8 @@ llvm::Error EmulatedKernel::launch(std::array<unsigned, 3> Grid,
       for (unsigned CX = 0; CX < Grid[0] / Cluster[0] && R.Failure.empty();
            ++CX) {
         R.Live = unsigned(Fibers);
-        R.ClusterBar = Barrier();
+        R.ClusterBars.assign(PerCluster / PerHw, Barrier());
+        R.HwLive.assign(PerCluster / PerHw, Threads * PerHw);
         std::fill(Shared.begin(), Shared.end(), 0xFF);
         for (unsigned Rank = 0; Rank < PerCluster; ++Rank) {
           BlockState &B = R.Blocks[Rank];
@@ -310,6 +323,23 @@ llvm::Error EmulatedKernel::launch(std::array<unsigned, 3> Grid,
           B.Sites.clear();
           unsigned RX = Rank % Cluster[0], RY = Rank / Cluster[0] % Cluster[1],
                    RZ = Rank / (Cluster[0] * Cluster[1]);
+          // Its hardware cluster: rank inside it, index in the group, and
+          // the group index of each of its ranks.
+          unsigned HX = RX % HwCluster[0], HY = RY % HwCluster[1],
+                   HZ = RZ % HwCluster[2];
+          unsigned HwRank =
+              HX + HY * HwCluster[0] + HZ * HwCluster[0] * HwCluster[1];
+          unsigned GX = Cluster[0] / HwCluster[0],
+                   GY = Cluster[1] / HwCluster[1];
+          B.Hw = RX / HwCluster[0] + RY / HwCluster[1] * GX +
+                 RZ / HwCluster[2] * GX * GY;
+          B.HwRanks.assign(PerHw, 0);
+          for (unsigned Q = 0; Q < PerHw; ++Q) {
+            unsigned QX = RX - HX + Q % HwCluster[0],
+                     QY = RY - HY + Q / HwCluster[0] % HwCluster[1],
+                     QZ = RZ - HZ + Q / (HwCluster[0] * HwCluster[1]);
+            B.HwRanks[Q] = QX + QY * Cluster[0] + QZ * Cluster[0] * Cluster[1];
+          }
           uint3 BlockIdx = {CX * Cluster[0] + RX, CY * Cluster[1] + RY,
                             CZ * Cluster[2] + RZ};
           for (unsigned T = 0; T < Threads; ++T) {
@@ -323,7 +353,7 @@ llvm::Error EmulatedKernel::launch(std::array<unsigned, 3> Grid,
             F.Thread.BlockDim = dim3(Block[0], Block[1], Block[2]);
             F.Thread.GridDim = dim3(Grid[0], Grid[1], Grid[2]);
             F.Thread.Linear = T;
-            F.Thread.ClusterRank = Rank;
+            F.Thread.ClusterRank = HwRank;
             startFiber(F, static_cast<char *>(Stacks) + FI * StackBytes,
                        &R.Scheduler);
           }
@@ -375,7 +405,8 @@ compileKernels(llvm::ArrayRef<std::pair<std::string, std::string>> Kernels,
       return emuError("cannot read the emulator's " + std::string(F + 1));
     ShimText += (*B)->getBuffer().str();
   }
-  std::vector<std::array<unsigned, 3>> Clusters(Kernels.size());
+  std::vector<std::array<unsigned, 3>> Clusters(Kernels.size()),
+      HwClusters(Kernels.size());
   struct Job {
     std::string Object, Source, Temp;
     std::vector<std::string> Argv; // empty: already in the cache
@@ -390,6 +421,7 @@ compileKernels(llvm::ArrayRef<std::pair<std::string, std::string>> Kernels,
       return emuError("kernel " + Name + " cannot be emulated: " + HS.Why);
     std::string Text = std::move(HS.Text);
     Clusters[I] = HS.Cluster;
+    HwClusters[I] = HS.HwCluster;
     llvm::SHA256 H;
     H.update(Cxx);
     H.update(ShimText);
@@ -485,6 +517,7 @@ compileKernels(llvm::ArrayRef<std::pair<std::string, std::string>> Kernels,
     auto K = std::make_unique<EmulatedKernel>();
     K->Name = Kernels[I].first;
     K->Cluster = Clusters[I];
+    K->HwCluster = HwClusters[I];
     K->Library = dlopen(Jobs[I].Object.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!K->Library)
       return emuError("cannot load '" + Jobs[I].Object + "': " + dlerror());

@@ -67,8 +67,10 @@ private:
   void *Library = nullptr;
   void *Entry = nullptr;
   ::SolderEmuRuntime **Runtime = nullptr;
-  /// Blocks per cluster (the kernel's __cluster_dims__).
+  /// Blocks run together (HostSource::Cluster) and the hardware cluster
+  /// inside them (the kernel's __cluster_dims__).
   std::array<unsigned, 3> Cluster = {1, 1, 1};
+  std::array<unsigned, 3> HwCluster = {1, 1, 1};
 };
 
 /// Compiles each (name, source) pair into an emulated kernel, in parallel,

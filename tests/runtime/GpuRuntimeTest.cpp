@@ -723,13 +723,15 @@ TEST(GpuRuntimeTest, GemmVariantsMatchReference) {
       Cfg.attrs = &Coop;
       Cfg.numAttrs = K->Cooperative ? 1 : 0;
       for (int Launch = 0; Launch < (K->Cooperative ? 2 : 1); ++Launch)
-        ASSERT_EQ(cudaLaunchKernelExC(&Cfg, reinterpret_cast<const void *>(Kern),
-                                      Args.data()),
+        ASSERT_EQ(cudaLaunchKernelExC(
+                      &Cfg, reinterpret_cast<const void *>(Kern), Args.data()),
                   cudaSuccess);
       // A fault is sticky: stop at the first.
       ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess) << K->Summary;
       if (Scratch) {
-        std::vector<unsigned> Counters(2 * K->Grid[0]);
+        // Two counters a row of tiles (rows along x, or along y when a
+        // row's blocks launch together).
+        std::vector<unsigned> Counters(2 * std::max(K->Grid[0], K->Grid[1]));
         ASSERT_EQ(cudaMemcpy(Counters.data(), Scratch, Counters.size() * 4,
                              cudaMemcpyDeviceToHost),
                   cudaSuccess);
