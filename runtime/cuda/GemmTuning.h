@@ -11,7 +11,7 @@
 // id in PlanOptions::GemmChoices, with both times in GemmNotes for the
 // fusion report. A group timed alone keeps its weights in L2 between
 // replays, which flatters small tiles that read them many times, so the
-// generated kernel must win by 5%, and the plan with the chosen ones must
+// generated kernel must win by 2%, and the plan with the chosen ones must
 // then also beat the library plan as a whole, else none is kept (the note
 // says so). Inputs are zeros (valid indices for embedding lookups; the
 // timings do not depend on the values). The outcome is cached on disk
