@@ -54,6 +54,11 @@ public:
   /// Registers the scratch parameter (after every buffer, before the
   /// tensor maps: GeneratedKernel::ScratchBytes); returns its name.
   std::string addScratch(uint32_t Bytes);
+  /// Registers a count parameter of value V (GeneratedKernel::Counts, last
+  /// in the signature, which finish() completes: loops printed after
+  /// beginKernel may register them); returns an index-typed expression of
+  /// it.
+  std::string addCount(int64_t V);
 
   /// Prints the signature and opens the kernel body.
   [[nodiscard]] CudaPrinter::Scope beginKernel();
@@ -66,7 +71,8 @@ public:
   std::string lit(int64_t V) const;
 
   /// `for (idx_t Var = global thread id; Var < Count; Var += grid size)`,
-  /// and sets a 1-D launch covering Count threads.
+  /// Count a parameter (addCount), and sets a 1-D launch covering Count
+  /// threads.
   [[nodiscard]] CudaPrinter::Scope gridStrideLoop(llvm::StringRef Var,
                                                   int64_t Count);
   /// A launch of ceil(Count / PerBlock) blocks (at least one, at most
@@ -112,6 +118,8 @@ private:
   unsigned NumOut = 0, NumIn = 0;
   std::vector<std::string> MapParams;
   std::string ScratchParam;
+  std::vector<std::string> CountParams;
+  bool HasParams = false;
 };
 
 /// Emits the offsets sum_d coord_d(Var) * Strides[k][d] of the linear

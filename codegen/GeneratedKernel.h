@@ -68,6 +68,11 @@ struct GeneratedKernel {
   /// Its blocks wait for each other, so they must all be resident at once:
   /// a cooperative launch (which fails rather than run them in waves).
   bool Cooperative = false;
+  /// Counts the kernel takes by value (`long long`, after every other
+  /// parameter) instead of baking them in: the row or element count of
+  /// its outermost loop. Kernels that differ only in them (one model at
+  /// several batch sizes) have the same source, so one compiled cubin.
+  std::vector<int64_t> Counts;
 };
 
 } // namespace solder

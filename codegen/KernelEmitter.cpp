@@ -196,6 +196,17 @@ std::string KernelBuilder::addTensorMap(unsigned Input,
   return Name;
 }
 
+/// Where beginKernel leaves room for the count parameters, which loops
+/// printed after it register; finish() fills it in.
+static const char CountsMark[] = "/*solder:counts*/";
+
+std::string KernelBuilder::addCount(int64_t V) {
+  std::string Name = "cnt" + std::to_string(CountParams.size());
+  CountParams.push_back("const long long " + Name);
+  K.Counts.push_back(V);
+  return "(idx_t)" + Name;
+}
+
 std::string KernelBuilder::addScratch(uint32_t Bytes) {
   assert(ScratchParam.empty() && Bytes && "one scratch parameter");
   K.ScratchBytes = Bytes;
@@ -224,7 +235,8 @@ CudaPrinter::Scope KernelBuilder::beginKernel() {
     Sig += (Params.empty() ? "" : ", ") + ScratchParam;
   for (const std::string &M : MapParams)
     Sig += ", " + M;
-  Sig += ")";
+  Sig += std::string(CountsMark) + ")";
+  HasParams = !Params.empty() || !ScratchParam.empty() || !MapParams.empty();
   P.line("// " + K.Summary);
   CudaPrinter::Scope Body = P.scope(Sig);
   if (Opts.DependentLaunch && Opts.SmVersion >= 90) {
@@ -285,7 +297,7 @@ CudaPrinter::Scope KernelBuilder::gridStrideLoop(llvm::StringRef Var,
   setLaunch(Count, Opts.BlockSize);
   return P.scope("for (idx_t " + Var +
                  " = (idx_t)(blockIdx.x * blockDim.x + threadIdx.x); " + Var +
-                 " < " + lit(Count) + "; " + Var +
+                 " < " + addCount(Count) + "; " + Var +
                  " += (idx_t)(gridDim.x * blockDim.x))");
 }
 
@@ -305,6 +317,12 @@ void KernelBuilder::describeGroup(int64_t Id,
 
 GeneratedKernel KernelBuilder::finish() {
   K.Source = P.finish();
+  std::string Counts;
+  for (const std::string &C : CountParams)
+    Counts += (Counts.empty() && !HasParams ? "" : ", ") + C;
+  size_t At = K.Source.find(CountsMark);
+  if (At != std::string::npos)
+    K.Source.replace(At, sizeof(CountsMark) - 1, Counts);
   return std::move(K);
 }
 

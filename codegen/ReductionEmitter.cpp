@@ -91,9 +91,9 @@ RowKernel::RowKernel(KernelBuilder &B, const RowPlan &Plan) : B(B), Plan(Plan) {
                           : "(idx_t)(blockIdx.x * " + std::to_string(PerBlock) +
                                 " + threadIdx.x / " +
                                 std::to_string(Plan.Group) + ")";
-  Loop.emplace(B.p().scope("for (idx_t row = " + First + "; row < " +
-                           B.lit(Plan.Rows) + "; row += (idx_t)(gridDim.x * " +
-                           std::to_string(PerBlock) + "))"));
+  Loop.emplace(B.p().scope(
+      "for (idx_t row = " + First + "; row < " + B.addCount(Plan.Rows) +
+      "; row += (idx_t)(gridDim.x * " + std::to_string(PerBlock) + "))"));
   Base = emitOffsets(B, "row", Plan.KeptDims, {Plan.KeptStrides})[0];
 }
 

@@ -142,9 +142,14 @@ Error ExecutionContext::Impl::init(char *External, uint64_t ExternalBytes) {
       ArgPtrs[S].push_back(&ArgValues[S][A]);
     if (P.Steps[S].K != PlanStep::Kind::Kernel)
       continue;
-    MapValues[S].resize(P.Kernels[P.Steps[S].Index].TensorMaps.size());
+    const PlanKernel &K = P.Kernels[P.Steps[S].Index];
+    MapValues[S].resize(K.TensorMaps.size());
     for (CUtensorMap &T : MapValues[S])
       ArgPtrs[S].push_back(&T);
+    // Counts by value, from the plan (which the model keeps as long as
+    // its contexts live).
+    for (const int64_t &C : K.Counts)
+      ArgPtrs[S].push_back(const_cast<int64_t *>(&C));
   }
   return Error::success();
 }

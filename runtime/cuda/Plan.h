@@ -82,6 +82,9 @@ struct PlanKernel {
   /// Its blocks wait for each other (GeneratedKernel::Cooperative): a
   /// cooperative launch, never a dependent one.
   bool Cooperative = false;
+  /// Counts it takes by value after everything else
+  /// (GeneratedKernel::Counts).
+  std::vector<int64_t> Counts;
 
   const std::string &symbol() const { return Symbol.empty() ? Name : Symbol; }
 };

@@ -775,6 +775,7 @@ Error Builder::scheduleKernel(unsigned KI) {
   K.GroupId = GK.GroupId;
   K.DependentLaunch = GK.DependentLaunch && !GK.Cooperative;
   K.Cooperative = GK.Cooperative;
+  K.Counts = GK.Counts;
   // The step's arguments are the kernel's outputs, then its inputs (then
   // its scratch).
   for (const KernelTensorMap &M : GK.TensorMaps) {

@@ -263,6 +263,9 @@ static std::string serializeMetadata(const Plan &P) {
       W.pod<uint32_t>(T.Box[0]);
       W.pod<uint32_t>(T.Box[1]);
     }
+    W.pod<uint64_t>(K.Counts.size());
+    for (int64_t C : K.Counts)
+      W.pod<int64_t>(C);
   }
   W.pod<uint64_t>(P.Gemms.size());
   for (const GemmConfig &C : P.Gemms) {
@@ -531,11 +534,16 @@ static Error validatePlan(const Plan &P) {
     if (S.Index >= Limit)
       return planFileError("plan step '" + S.Label + "' refers to a missing " +
                            "kernel or library call");
-    if (S.K == PlanStep::Kind::Kernel)
+    if (S.K == PlanStep::Kind::Kernel) {
       for (const PlanTensorMap &T : P.Kernels[S.Index].TensorMaps)
         if (T.Arg >= S.Args.size() || !tensorMapShapeOk(T))
           return planFileError("plan step '" + S.Label +
                                "' has a malformed tensor map");
+      for (int64_t C : P.Kernels[S.Index].Counts)
+        if (C < 0 || C > MaxElementCount)
+          return planFileError("plan step '" + S.Label +
+                               "' has a count out of range");
+    }
     for (const BufferRef &R : S.Args)
       if (!CheckRef(R))
         return planFileError("plan step '" + S.Label +
@@ -661,6 +669,8 @@ Expected<Plan> deserializePlan(StringRef Bytes,
       T.Box[1] = R.pod<uint32_t>();
       K.TensorMaps.push_back(T);
     }
+    for (uint64_t J = 0, M = R.count(8); J < M && !R.Failed; ++J)
+      K.Counts.push_back(R.pod<int64_t>());
     P.Kernels.push_back(std::move(K));
   }
   for (uint64_t I = 0, N = R.count(40); I < N && !R.Failed; ++I) {

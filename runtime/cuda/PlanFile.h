@@ -48,7 +48,8 @@ namespace solder {
 /// 9: kernels sharing another's compiled function (PlanKernel::Symbol).
 /// 10: kernel scratch (BufferSpace::Scratch, Plan::ScratchBytes) and
 /// cooperative launches (PlanKernel::Cooperative).
-constexpr uint32_t PlanFormatVersion = 10;
+/// 11: counts kernels take by value (PlanKernel::Counts).
+constexpr uint32_t PlanFormatVersion = 11;
 
 /// 64-bit checksum of plan bytes: four interleaved lanes of a
 /// multiply-xorshift step per 8-byte word (each step a bijection of its

@@ -19,9 +19,10 @@
 //     for the max shape, so switching shapes allocates nothing.
 // The cost is the first run of a new shape: the pass pipeline, plan
 // building and any kernel not yet in the cache (measured by `solder bench
-// --run-shape`). Generated kernels taking varying dims as parameters would
-// remove it and are the planned next step; this layer stays the cache over
-// them.
+// --run-shape`). Generated kernels take their outermost loop's count as a
+// parameter (GeneratedKernel::Counts), so at a new batch size most reuse
+// their cubins; dims baked inside them (a sequence length) still compile
+// anew. This layer stays the cache over whatever the kernels take.
 //
 //===----------------------------------------------------------------------===//
 #ifndef SOLDER_RUNTIME_CUDA_SHAPEVARIANTS_H

@@ -38,7 +38,8 @@ TEST(CumSumEmitter, OneThreadPerLineAlongAMiddleAxis) {
   GeneratedKernel K = onlyKernel(*G);
   const std::string &S = K.Source;
   // 6 lines of 5 elements, 3 apart.
-  EXPECT_TRUE(has(S, "l < 6;")) << S;
+  EXPECT_TRUE(has(S, "l < (idx_t)cnt0;")) << S;
+  EXPECT_EQ(K.Counts, std::vector<int64_t>{6});
   EXPECT_TRUE(has(S, "(l / 3) * 15 + l % 3")) << S;
   EXPECT_TRUE(has(S, "for (idx_t j = 0; j < 5; ++j)")) << S;
   EXPECT_TRUE(has(S, " + j * 3;")) << S;

@@ -150,7 +150,7 @@ TEST(FusedLoop, ElementwiseChainIsOneVectorizedKernel) {
             "f32[4,256]");
   EXPECT_TRUE(has(K.Source, "solder_0_g4_loop(float *__restrict__ out0, const "
                             "float *__restrict__ in0, const float "
-                            "*__restrict__ in1)"))
+                            "*__restrict__ in1, const long long cnt0)"))
       << K.Source;
   ASSERT_EQ(K.Outputs.size(), 1u);
   ASSERT_EQ(K.Inputs.size(), 2u);
@@ -162,7 +162,9 @@ TEST(FusedLoop, ElementwiseChainIsOneVectorizedKernel) {
   // The scalar is baked in, the loop moves 16 bytes per access.
   EXPECT_TRUE(has(K.Source, "(0x1p-1f)")) << K.Source;
   EXPECT_TRUE(has(K.Source, "reinterpret_cast<const uint4 *>(in1)[v]"));
-  EXPECT_TRUE(has(K.Source, "v < 256;")) << K.Source;
+  // 256 vectors of 4: a count taken by value, not baked in.
+  EXPECT_TRUE(has(K.Source, "v < (idx_t)cnt0;")) << K.Source;
+  EXPECT_EQ(K.Counts, std::vector<int64_t>{256});
   EXPECT_FALSE(has(K.Source, "perturbed"));
 }
 

@@ -89,10 +89,12 @@ TEST(KernelEmitter, UnaryF32IsVectorized) {
   EXPECT_EQ(R.Name, "solder_0_relu");
   EXPECT_TRUE(has(R.Source, "extern \"C\" __global__ void __launch_bounds__("
                             "256) solder_0_relu(float *__restrict__ out0, "
-                            "const float *__restrict__ in0)"))
+                            "const float *__restrict__ in0, const long long "
+                            "cnt0)"))
       << R.Source;
   EXPECT_TRUE(has(R.Source, "reinterpret_cast<const uint4 *>(in0)[v]"));
-  EXPECT_TRUE(has(R.Source, "v < 256;")) << R.Source; // 1024 floats / 4
+  EXPECT_TRUE(has(R.Source, "v < (idx_t)cnt0;")) << R.Source;
+  EXPECT_EQ(R.Counts, std::vector<int64_t>{256}); // 1024 floats / 4
   EXPECT_TRUE(has(R.Source, "typedef int idx_t;"));
   EXPECT_FALSE(has(R.Source, "#include"));
   ASSERT_EQ(R.Outputs.size(), 1u);
@@ -211,7 +213,7 @@ TEST(KernelEmitter, WideIndexWhenForced) {
   auto K = kernels(*G, O);
   ASSERT_EQ(K.size(), 1u);
   EXPECT_TRUE(has(K[0].Source, "typedef long long idx_t;"));
-  EXPECT_TRUE(has(K[0].Source, "LL")) << K[0].Source;
+  EXPECT_TRUE(has(K[0].Source, "v < (idx_t)cnt0;")) << K[0].Source;
 }
 
 TEST(KernelEmitter, ReductionGroupFollowsRowLength) {
@@ -246,7 +248,8 @@ TEST(KernelEmitter, ReduceOverMiddleAxis) {
   ASSERT_EQ(K.size(), 1u);
   const std::string &S = K[0].Source;
   // 10 rows of 3 elements, 5 apart; accumulated in float.
-  EXPECT_TRUE(has(S, "row < 10")) << S;
+  EXPECT_TRUE(has(S, "row < (idx_t)cnt0")) << S;
+  EXPECT_EQ(K[0].Counts, std::vector<int64_t>{10});
   EXPECT_TRUE(has(S, "j < 3")) << S;
   EXPECT_TRUE(has(S, "j * 5")) << S;
   EXPECT_TRUE(has(S, "float acc")) << S;
@@ -301,7 +304,7 @@ TEST(KernelEmitter, SliceWithNegativeStep) {
   ASSERT_EQ(K.size(), 1u);
   // Starts at element 9 and walks back by 2.
   EXPECT_TRUE(has(K[0].Source, "in0[9 + (i * (-2))]")) << K[0].Source;
-  EXPECT_TRUE(has(K[0].Source, "i < 5;")) << K[0].Source;
+  EXPECT_EQ(K[0].Counts, std::vector<int64_t>{5});
 }
 
 TEST(KernelEmitter, PadModes) {
@@ -315,7 +318,7 @@ TEST(KernelEmitter, PadModes) {
     auto K = kernels(*G);
     ASSERT_EQ(K.size(), 1u) << Mode;
     EXPECT_EQ(K[0].Inputs.size(), 1u) << Mode;
-    EXPECT_TRUE(has(K[0].Source, "i < 30;")) << Mode << K[0].Source;
+    EXPECT_EQ(K[0].Counts, std::vector<int64_t>{30}) << Mode;
   }
 }
 
@@ -332,7 +335,7 @@ TEST(KernelEmitter, MaxPoolWithIndices) {
   EXPECT_TRUE(has(S, "long long *__restrict__ out1")) << S;
   EXPECT_TRUE(has(S, "k0 < 3")) << S;
   EXPECT_TRUE(has(S, "k1 < 3")) << S;
-  EXPECT_TRUE(has(S, "i < 18;")) << S; // 2 planes x 3 x 3
+  EXPECT_EQ(K[0].Counts, std::vector<int64_t>{18}); // 2 planes x 3 x 3
 }
 
 TEST(KernelEmitter, GatherHandlesNegativeIndices) {

@@ -111,7 +111,8 @@ TEST(ArgReduceEmitter, OneThreadWalksEachLineWithItsTieRule) {
   std::string S =
       sourceOf(argGraph("ArgMax", "f32", "4,1000,3", "axis = 1, keepdims = 0"));
   // 12 lines of 1000 elements, 3 apart; no cross-thread combine.
-  EXPECT_TRUE(contains(S, "row < 12;")) << S;
+  EXPECT_TRUE(contains(S, "row < (idx_t)cnt0;")) << S;
+  EXPECT_TRUE(contains(S, "const long long cnt0)")) << S;
   EXPECT_TRUE(contains(S, "j < 1000; j += 1)")) << S;
   std::string Body = S.substr(S.find("__global__"));
   EXPECT_FALSE(contains(Body, "_reduce(")) << S;

@@ -392,6 +392,10 @@ Outcome emulateGraph(Graph &G, const Model &M, int64_t PerturbGroupId) {
         Maps.emplace_back(T, Args[T.Arg]);
       for (EmuTensorMap &M : Maps)
         Args.push_back(M.Bytes);
+      // Counts by value, in a pointer-sized argument as the kernel's
+      // `long long` parameter receives it.
+      for (int64_t C : K.Counts)
+        Args.push_back(reinterpret_cast<void *>(static_cast<intptr_t>(C)));
       E = (*Kernels)[KernelAt[K.Name]]->launch(K.Grid, K.Block,
                                                K.DynamicSharedBytes, Args);
       break;

@@ -143,6 +143,34 @@ TEST(PlanFileTest, ScratchAndCooperativeKernelsRoundTrip) {
             std::string::npos);
 }
 
+TEST(PlanFileTest, KernelCountsRoundTrip) {
+  // The counts a kernel takes by value (its outermost loop's) come back in
+  // order; negative twins: a negative count and one past the element limit
+  // are refused, naming the step.
+  Plan P = compiledMixedPlan();
+  size_t Step = 0;
+  while (Step < P.Steps.size() && P.Steps[Step].K != PlanStep::Kind::Kernel)
+    ++Step;
+  ASSERT_LT(Step, P.Steps.size());
+  PlanKernel &K = P.Kernels[P.Steps[Step].Index];
+  EXPECT_FALSE(K.Counts.empty()) << "generated kernels take their count";
+  K.Counts = {7, 123456789};
+  std::string Bytes = serializePlan(P);
+  llvm::Expected<Plan> Back = deserializePlan(Bytes);
+  ASSERT_TRUE(bool(Back)) << llvm::toString(Back.takeError());
+  EXPECT_EQ(Back->Kernels[P.Steps[Step].Index].Counts,
+            (std::vector<int64_t>{7, 123456789}));
+  EXPECT_EQ(serializePlan(*Back), Bytes);
+  for (int64_t Bad : {int64_t(-1), MaxElementCount + 1}) {
+    K.Counts = {Bad};
+    llvm::Expected<Plan> Refused = deserializePlan(serializePlan(P));
+    ASSERT_FALSE(bool(Refused)) << Bad;
+    EXPECT_NE(llvm::toString(Refused.takeError()).find("count out of range"),
+              std::string::npos)
+        << Bad;
+  }
+}
+
 TEST(PlanFileTest, AttentionCallsRoundTripAndMalformedOnesAreRefused) {
   // An f16 attention block planned as one cuDNN call comes back field for
   // field; negative twins: no heads, query heads not a multiple of the
