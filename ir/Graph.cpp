@@ -13,12 +13,40 @@ void Node::setOperand(unsigned I, Value *V) {
   if (I >= Operands.size())
     Operands.resize(I + 1, nullptr);
   if (Value *Old = Operands[I]) {
-    // From the back: replaceAllUsesWith moves the last use each time, so
-    // moving n uses stays O(n) (searching from the front made it O(n^2)).
+    // From both ends at once, keeping the list's order: replaceAllUsesWith
+    // moves the last use each time, and a pass that moves a widely shared
+    // constant's users into groups one by one removes the first (behind
+    // every group's new use at the back); either is found in O(1), where a
+    // search from one end made the other quadratic (LargeModel's chain).
     auto &U = Old->Uses;
-    auto It = std::find(U.rbegin(), U.rend(), Use{this, I});
-    assert(It != U.rend() && "operand missing from its value's use list");
-    U.erase(std::next(It).base());
+    const Use Mine{this, I};
+    size_t Lo = Old->UsesFrom, Hi = U.size(), At = Hi;
+    while (Lo < Hi) {
+      if (U[Hi - 1] == Mine) {
+        At = Hi - 1;
+        break;
+      }
+      if (U[Lo] == Mine) {
+        At = Lo;
+        break;
+      }
+      --Hi;
+      ++Lo;
+    }
+    assert(At < U.size() && "operand missing from its value's use list");
+    if (At == Old->UsesFrom) {
+      // The first use: leave a gap, compacted once it is half the list.
+      ++Old->UsesFrom;
+      if (Old->UsesFrom == U.size()) {
+        U.clear();
+        Old->UsesFrom = 0;
+      } else if (2 * size_t(Old->UsesFrom) >= U.size()) {
+        U.erase(U.begin(), U.begin() + Old->UsesFrom);
+        Old->UsesFrom = 0;
+      }
+    } else {
+      U.erase(U.begin() + At);
+    }
   }
   Operands[I] = V;
   if (V)
@@ -49,7 +77,7 @@ Value *Graph::createValue(llvm::StringRef N, TensorType Type) {
 }
 
 void Graph::destroyValue(Value *V) {
-  assert(V->Uses.empty() && "destroying a value that is still used");
+  assert(!V->hasUses() && "destroying a value that is still used");
   ByName.erase(V->name());
   // Values is unordered ownership: the last one takes V's slot.
   assert(V->Slot < Values.size() && Values[V->Slot].get() == V);
@@ -133,7 +161,7 @@ bool Graph::isOutput(const Value *V) const {
 
 void Graph::replaceAllUsesWith(Value *From, Value *To) {
   assert(From != To);
-  while (!From->Uses.empty()) {
+  while (From->hasUses()) {
     Use U = From->Uses.back();
     U.User->setOperand(U.OperandIndex, To);
   }

@@ -55,8 +55,10 @@ public:
   /// The data of a constant; null otherwise.
   const Tensor *constant() const { return Constant.get(); }
 
-  llvm::ArrayRef<Use> uses() const { return Uses; }
-  bool hasUses() const { return !Uses.empty(); }
+  llvm::ArrayRef<Use> uses() const {
+    return llvm::ArrayRef<Use>(Uses).drop_front(UsesFrom);
+  }
+  bool hasUses() const { return Uses.size() > UsesFrom; }
   Graph *graph() const { return Parent; }
 
 private:
@@ -74,7 +76,12 @@ private:
   unsigned ResultIndex = 0;
   bool IsInput = false;
   std::shared_ptr<const Tensor> Constant;
+  /// The uses in order are Uses[UsesFrom..]: removing the first one only
+  /// moves UsesFrom (the list is compacted once half of it is gap), so a
+  /// pass moving a widely shared constant's users one by one, first to
+  /// last, stays linear.
   llvm::SmallVector<Use, 2> Uses;
+  unsigned UsesFrom = 0;
 };
 
 class Node {

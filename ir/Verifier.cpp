@@ -66,6 +66,9 @@ void Verifier::checkDefinition(const Graph &G, const Value *V,
 
 void Verifier::checkUses(const Value *V) {
   llvm::ArrayRef<Use> Uses = V->uses();
+  // Seen uses in a set: a constant shared by many nodes (a model's bias
+  // in every layer) made the pairwise check quadratic.
+  llvm::DenseSet<std::pair<const Node *, unsigned>> Seen;
   for (size_t I = 0; I < Uses.size(); ++I) {
     const Use &U = Uses[I];
     if (!U.User || !Nodes.count(U.User)) {
@@ -76,7 +79,7 @@ void Verifier::checkUses(const Value *V) {
       fail("value " + ref(V) + " lists a use as operand " +
            llvm::Twine(U.OperandIndex) + " of " + U.User->describe() +
            ", which is not that value");
-    if (std::find(Uses.begin(), Uses.begin() + I, U) != Uses.begin() + I)
+    if (!Seen.insert({U.User, U.OperandIndex}).second)
       fail("value " + ref(V) + " lists operand " + llvm::Twine(U.OperandIndex) +
            " of " + U.User->describe() + " twice in its uses");
   }
