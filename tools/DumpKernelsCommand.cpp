@@ -46,6 +46,11 @@ static cl::opt<std::string> DumpCacheDir("cache-dir", cl::value_desc("dir"),
                                          cl::desc("Compiled-kernel cache"),
                                          cl::sub(DumpCmd), cl::cat(DumpCat));
 
+static cl::list<std::string>
+    DumpDisabled("disable-pass", cl::value_desc("pass"),
+                 cl::desc("Skip a pipeline pass; repeatable"), cl::sub(DumpCmd),
+                 cl::cat(DumpCat));
+
 static FusionFlags DumpKernelsFusion(DumpCmd, DumpCat);
 static PrecisionFlags DumpKernelsPrecision(DumpCmd, DumpCat);
 static VerbosityFlags DumpKernelsVerbosity(DumpCmd, DumpCat);
@@ -79,7 +84,10 @@ static const PlanGroup *findGroup(const Plan &P, int64_t Id) {
 }
 
 int runDumpKernelsCommand() {
+  if (Error E = checkPassNames(DumpDisabled))
+    return reportError(std::move(E));
   ModelLoadOptions Opts;
+  Opts.DisabledPasses.assign(DumpDisabled.begin(), DumpDisabled.end());
   Opts.Shapes.assign(DumpShapes.begin(), DumpShapes.end());
   Opts.Arch = DumpArch;
   Opts.CacheDir = DumpCacheDir;

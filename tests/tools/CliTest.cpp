@@ -765,6 +765,28 @@ TEST(CliFusion, DumpKernelsHeadersNameGroupsAndNodes) {
     EXPECT_TRUE(Named.count(N)) << "node '" << N << "' in no kernel header";
 }
 
+TEST(CliFusion, DumpKernelsTakesDisabledPasses) {
+  // With epilogue and loop fusion skipped, every node of the chain is its
+  // own kernel or call (no fused group); negative twin: an unknown pass
+  // name is refused before anything is compiled.
+  if (!haveGpuCommands())
+    GTEST_SKIP() << "built without the CUDA toolkit";
+  TempDir Tmp;
+  CliResult R = runSolder({"dump-kernels", dataPath("fusion_chain.onnx"), "-o",
+                           Tmp.path("k"), "--disable-pass", "loop-fusion",
+                           "--disable-pass", "epilogue-fusion"},
+                          /*OpensNvrtc=*/true);
+  ASSERT_EQ(R.Code, 0) << R.Err;
+  std::string Index = readFile(Tmp.path("k/index.txt"));
+  EXPECT_TRUE(contains(Index, "# 0 fused groups\n")) << Index;
+  EXPECT_TRUE(contains(Index, "# 6 steps per run")) << Index;
+  CliResult Bad = runSolder({"dump-kernels", dataPath("fusion_chain.onnx"),
+                             "-o", Tmp.path("bad"), "--disable-pass", "nope"});
+  EXPECT_EQ(Bad.Code, 2);
+  EXPECT_TRUE(contains(Bad.Err, "unknown pass 'nope'")) << Bad.Err;
+  EXPECT_FALSE(sys::fs::exists(Tmp.path("bad")));
+}
+
 TEST(CliFusion, CompareNeedsAGpu) {
   if (!haveGpuCommands())
     GTEST_SKIP() << "built without the CUDA toolkit";
