@@ -119,7 +119,6 @@ private:
   std::vector<std::string> MapParams;
   std::string ScratchParam;
   std::vector<std::string> CountParams;
-  bool HasParams = false;
 };
 
 /// Emits the offsets sum_d coord_d(Var) * Strides[k][d] of the linear

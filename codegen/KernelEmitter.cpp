@@ -236,7 +236,6 @@ CudaPrinter::Scope KernelBuilder::beginKernel() {
   for (const std::string &M : MapParams)
     Sig += ", " + M;
   Sig += std::string(CountsMark) + ")";
-  HasParams = !Params.empty() || !ScratchParam.empty() || !MapParams.empty();
   P.line("// " + K.Summary);
   CudaPrinter::Scope Body = P.scope(Sig);
   if (Opts.DependentLaunch && Opts.SmVersion >= 90) {
@@ -317,9 +316,12 @@ void KernelBuilder::describeGroup(int64_t Id,
 
 GeneratedKernel KernelBuilder::finish() {
   K.Source = P.finish();
+  // (Every other parameter was registered before beginKernel.)
+  const bool Others =
+      !Params.empty() || !ScratchParam.empty() || !MapParams.empty();
   std::string Counts;
   for (const std::string &C : CountParams)
-    Counts += (Counts.empty() && !HasParams ? "" : ", ") + C;
+    Counts += (Counts.empty() && !Others ? "" : ", ") + C;
   size_t At = K.Source.find(CountsMark);
   if (At != std::string::npos)
     K.Source.replace(At, sizeof(CountsMark) - 1, Counts);

@@ -35,12 +35,10 @@ void Node::setOperand(unsigned I, Value *V) {
     }
     assert(At < U.size() && "operand missing from its value's use list");
     if (At == Old->UsesFrom) {
-      // The first use: leave a gap, compacted once it is half the list.
+      // The first use: leave a gap, compacted once it is half the list
+      // (all of it, when that was the last use).
       ++Old->UsesFrom;
-      if (Old->UsesFrom == U.size()) {
-        U.clear();
-        Old->UsesFrom = 0;
-      } else if (2 * size_t(Old->UsesFrom) >= U.size()) {
+      if (2 * size_t(Old->UsesFrom) >= U.size()) {
         U.erase(U.begin(), U.begin() + Old->UsesFrom);
         Old->UsesFrom = 0;
       }

@@ -29,7 +29,7 @@ constexpr unsigned TuneRuns = 7, TuneReps = 20;
 /// 1.02-1.05x of cuBLASLt plus the row kernel in plans on an H200, which
 /// 5% never kept). Either way the plan with the choices must then also run
 /// faster whole.
-constexpr double Margin = 0.95, GemmMargin = 0.98;
+constexpr double AttentionMargin = 0.95, GemmMargin = 0.98;
 
 struct PlanTimes {
   std::map<int64_t, double> Groups; ///< each candidate group's steps alone
@@ -469,7 +469,7 @@ Error tuneAttentionGroups(const Graph &G, PlanOptions &Opts) {
                    Chosen.AttentionChoices = C;
                    return candidatePlan(G, Chosen);
                  },
-                 Choices, Notes, Margin)) {
+                 Choices, Notes, AttentionMargin)) {
     return E;
   }
   writeCache(Path, Choices, Notes);

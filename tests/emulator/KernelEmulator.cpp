@@ -73,7 +73,6 @@ struct ClusterRun {
   std::vector<Fiber> Fibers;
   std::vector<BlockState> Blocks;
   ucontext_t Scheduler;
-  unsigned Live = 0;
   /// Per hardware cluster of the group: its barrier and live threads.
   std::vector<Barrier> ClusterBars;
   std::vector<unsigned> HwLive;
@@ -204,7 +203,6 @@ void fiberMain() {
   // waiting for just it.
   BlockState &B = R.Blocks[F.Block];
   unsigned W = warpOf(F.Thread);
-  --R.Live;
   --R.HwLive[B.Hw];
   --B.Live;
   --B.LiveInWarp[W];
@@ -304,7 +302,6 @@ llvm::Error EmulatedKernel::launch(std::array<unsigned, 3> Grid,
     for (unsigned CY = 0; CY < Grid[1] / Cluster[1] && R.Failure.empty(); ++CY)
       for (unsigned CX = 0; CX < Grid[0] / Cluster[0] && R.Failure.empty();
            ++CX) {
-        R.Live = unsigned(Fibers);
         R.ClusterBars.assign(PerCluster / PerHw, Barrier());
         R.HwLive.assign(PerCluster / PerHw, Threads * PerHw);
         std::fill(Shared.begin(), Shared.end(), 0xFF);

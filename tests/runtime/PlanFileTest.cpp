@@ -33,6 +33,14 @@ Plan compiledMixedPlan() {
   return std::move(*P);
 }
 
+/// The index of P's first kernel step (P.Steps.size() when it has none).
+size_t firstKernelStep(const Plan &P) {
+  size_t Step = 0;
+  while (Step < P.Steps.size() && P.Steps[Step].K != PlanStep::Kind::Kernel)
+    ++Step;
+  return Step;
+}
+
 std::string tempPath(llvm::StringRef Name) {
   llvm::SmallString<128> P;
   llvm::sys::path::system_temp_directory(true, P);
@@ -71,9 +79,7 @@ TEST(PlanFileTest, TensorMapsRoundTripAndMalformedOnesAreRefused) {
   // row stride, and dims and boxes whose products would overflow are
   // refused as malformed.
   Plan P = compiledMixedPlan();
-  size_t Step = 0;
-  while (Step < P.Steps.size() && P.Steps[Step].K != PlanStep::Kind::Kernel)
-    ++Step;
+  size_t Step = firstKernelStep(P);
   ASSERT_LT(Step, P.Steps.size());
   PlanKernel &K = P.Kernels[P.Steps[Step].Index];
   PlanTensorMap T;
@@ -121,9 +127,7 @@ TEST(PlanFileTest, ScratchAndCooperativeKernelsRoundTrip) {
   // through global memory) comes back with both; negative twin: a scratch
   // argument past the plan's scratch is refused.
   Plan P = compiledMixedPlan();
-  size_t Step = 0;
-  while (Step < P.Steps.size() && P.Steps[Step].K != PlanStep::Kind::Kernel)
-    ++Step;
+  size_t Step = firstKernelStep(P);
   ASSERT_LT(Step, P.Steps.size());
   P.Kernels[P.Steps[Step].Index].Cooperative = true;
   P.Steps[Step].Args.push_back({BufferSpace::Scratch, 0, 256});
@@ -148,9 +152,7 @@ TEST(PlanFileTest, KernelCountsRoundTrip) {
   // order; negative twins: a negative count and one past the element limit
   // are refused, naming the step.
   Plan P = compiledMixedPlan();
-  size_t Step = 0;
-  while (Step < P.Steps.size() && P.Steps[Step].K != PlanStep::Kind::Kernel)
-    ++Step;
+  size_t Step = firstKernelStep(P);
   ASSERT_LT(Step, P.Steps.size());
   PlanKernel &K = P.Kernels[P.Steps[Step].Index];
   EXPECT_FALSE(K.Counts.empty()) << "generated kernels take their count";
