@@ -584,10 +584,22 @@ llvm::Error emitAttention(KernelBuilder &B) {
   // The mask element of (b, h, i, j); without the row term for a mask
   // that does not vary along the query rows, which the tensor-core body
   // stages per tile (a bool one as 0 / -inf) instead of reading per score.
+  // For a dynamic model's variants (CodegenOptions::ShapeParams) the
+  // lengths and the strides that grow with them are parameters, so
+  // variants at other sequence lengths share this kernel; a zero stride
+  // stays a literal (the text then says which axes the mask broadcasts
+  // over).
+  auto Param = [&](int64_t V) {
+    return V && B.opts().ShapeParams ? B.addCount(V) : L(V);
+  };
+  std::string SQ = Param(S.QLen), SK = Param(S.KvLen);
+  std::array<std::string, 3> MaskStride;
+  for (unsigned I = 0; I < 3; ++I)
+    MaskStride[I] = HasMask ? Param(S.MaskStrides[I]) : "";
   auto MaskAt = [&](bool PerRow) {
-    return "in3[b * " + L(S.MaskStrides[0]) + " + h * " + L(S.MaskStrides[1]) +
-           (PerRow ? " + i * " + L(S.MaskStrides[2]) : std::string()) +
-           " + j * " + L(S.MaskStrides[3]) + "]";
+    return "in3[b * " + MaskStride[0] + " + h * " + MaskStride[1] +
+           (PerRow ? " + i * " + MaskStride[2] : std::string()) + " + j * " +
+           L(S.MaskStrides[3]) + "]";
   };
   bool IsBool = S.Mask == AttentionSpec::MaskKind::Bool;
   bool StageMask = Tc && HasMask && S.MaskStrides[2] == 0;
@@ -635,20 +647,20 @@ llvm::Error emitAttention(KernelBuilder &B) {
                      {"QOFF", L(Reads[0].Offset)},
                      {"KOFF", L(Reads[1].Offset)},
                      {"VOFF", L(Reads[2].Offset)},
-                     {"QSB", L(QS[0])},
-                     {"QSH", L(QS[1])},
+                     {"QSB", Param(QS[0])},
+                     {"QSH", Param(QS[1])},
                      {"QSS", L(QS[2])},
-                     {"KSB", L(KS[0])},
-                     {"KSH", L(KS[1])},
+                     {"KSB", Param(KS[0])},
+                     {"KSH", Param(KS[1])},
                      {"KSS", L(KS[2])},
-                     {"VSB", L(VS[0])},
-                     {"VSH", L(VS[1])},
+                     {"VSB", Param(VS[0])},
+                     {"VSH", Param(VS[1])},
                      {"VSS", L(VS[2])},
-                     {"OSB", L(OS[0])},
-                     {"OSH", L(OS[1])},
+                     {"OSB", Param(OS[0])},
+                     {"OSH", Param(OS[1])},
                      {"OSS", L(OS[2])},
-                     {"SQ", L(S.QLen)},
-                     {"SK", L(S.KvLen)},
+                     {"SQ", SQ},
+                     {"SK", SK},
                      {"SCALE", floatLiteral(S.Scale)},
                      {"CAUSAL", S.Causal ? "true" : "false"},
                      {"BOOL_MASK", BoolMask},

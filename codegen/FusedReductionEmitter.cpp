@@ -342,7 +342,7 @@ emitFusedReduction(const Node &Group, llvm::ArrayRef<const Node *> Members,
     FusedValueEmitter VE(B, Group, Nodes);
     for (size_t I = 0; I < Reads.size(); ++I)
       VE.setParam(Reads[I], InParams[I]);
-    Coords KeptC = VE.delinearize("row", Plan.KeptDims);
+    Coords KeptC = VE.delinearize("row", Plan.KeptDims, /*CountDims=*/true);
     std::string Lane = RK.lane();
 
     // Inside a vector pass, element results go to per-thread staging

@@ -293,23 +293,34 @@ void FusedValueEmitter::registerLinear(llvm::ArrayRef<int64_t> D,
   Scopes.back().Linear[linearKey(D, C)] = std::move(Lin);
 }
 
+std::string FusedValueEmitter::count(int64_t V) {
+  auto [It, New] = Counts.try_emplace(V);
+  if (New)
+    It->second = B.addCount(V);
+  return It->second;
+}
+
 Coords FusedValueEmitter::delinearize(const std::string &Lin,
-                                      llvm::ArrayRef<int64_t> D) {
+                                      llvm::ArrayRef<int64_t> D,
+                                      bool CountDims) {
   Coords C(D.size(), "0");
   std::string L = atom(Lin);
   int Outer = -1;
   for (size_t I = 0; I < D.size() && Outer < 0; ++I)
     if (D[I] != 1)
       Outer = int(I);
+  auto Dim = [&](int64_t V) {
+    return CountDims && B.opts().ShapeParams ? count(V) : B.lit(V);
+  };
   int64_t Stride = 1;
   for (int I = int(D.size()) - 1; I >= 0; --I) {
     if (D[I] == 1)
       continue;
-    std::string Q = Stride == 1 ? L : L + " / " + B.lit(Stride);
+    std::string Q = Stride == 1 ? L : L + " / " + Dim(Stride);
     if (I == Outer)
       C[I] = Stride == 1 ? L : "(" + Q + ")";
     else
-      C[I] = "(" + Q + " % " + B.lit(D[I]) + ")";
+      C[I] = "(" + Q + " % " + Dim(D[I]) + ")";
     Stride *= D[I];
   }
   registerLinear(D, C, L);
@@ -696,10 +707,16 @@ llvm::Expected<std::string> FusedValueEmitter::gather(const Node &N,
   auto K = compute(Idx, IC);
   if (!K)
     return K.takeError();
+  // In a dynamic model's variants the axis's size is a parameter: a
+  // Gather from a [B*S] tensor (a flattened mask) is then the same kernel
+  // at every shape.
   int64_t Size = XD[*Axis];
+  std::string SizeP = Size != 1 && B.opts().ShapeParams
+                          ? count(Size)
+                          : std::to_string(Size) + "LL";
   std::string KN = P.uniqueName("g");
   P.line("long long " + KN + " = (long long)" + *K + ";");
-  P.line("if (" + KN + " < 0) " + KN + " += " + std::to_string(Size) + "LL;");
+  P.line("if (" + KN + " < 0) " + KN + " += " + SizeP + ";");
   // An index out of range is invalid input; like the standalone Gather
   // kernel, read nothing and give 0 rather than fault.
   std::string Name = P.uniqueName("s");
@@ -708,8 +725,7 @@ llvm::Expected<std::string> FusedValueEmitter::gather(const Node &N,
   Coords XC(C.begin(), C.begin() + *Axis);
   XC.push_back(Size == 1 ? "0" : "((idx_t)" + KN + ")");
   XC.insert(XC.end(), C.begin() + *Axis + ID.size(), C.end());
-  auto S = P.scope("if (" + KN + " >= 0 && " + KN + " < " +
-                   std::to_string(Size) + "LL)");
+  auto S = P.scope("if (" + KN + " >= 0 && " + KN + " < " + SizeP + ")");
   pushScope();
   auto V = compute(X, XC);
   popScope();

@@ -104,8 +104,13 @@ public:
 
   /// The coordinates of the linear row-major index Lin over D, as inline
   /// expressions (canonical: equal for equal non-unit dims); remembers
-  /// that they linearize back to Lin.
-  Coords delinearize(const std::string &Lin, llvm::ArrayRef<int64_t> D);
+  /// that they linearize back to Lin. With CountDims (and
+  /// CodegenOptions::ShapeParams) the dims and strides divided by are
+  /// kernel parameters (KernelBuilder::addCount, one per value): a row
+  /// kernel's rows of [B, S] then take S as a parameter, so another
+  /// sequence length reuses the kernel.
+  Coords delinearize(const std::string &Lin, llvm::ArrayRef<int64_t> D,
+                     bool CountDims = false);
   /// Records that C over D linearizes to Lin in the current scope.
   void registerLinear(llvm::ArrayRef<int64_t> D, const Coords &C,
                       std::string Lin);
@@ -139,6 +144,8 @@ private:
   llvm::Expected<std::string> slice(const Node &N, const Coords &C);
   llvm::Expected<std::string> concat(const Node &N, const Coords &C);
   llvm::Expected<std::string> gather(const Node &N, const Coords &C);
+  /// The count parameter holding V (one per value).
+  std::string count(int64_t V);
 
   KernelBuilder &B;
   CudaPrinter &P;
@@ -147,6 +154,7 @@ private:
   llvm::DenseMap<const Value *, std::string> Params;
   /// Non-scalar constants baked in as tables, by value.
   llvm::DenseMap<const Value *, std::string> Tables;
+  std::map<int64_t, std::string> Counts;
   struct Scope {
     std::map<Key, std::string> Values;
     std::map<std::string, std::string> Linear;

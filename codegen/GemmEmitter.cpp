@@ -1052,9 +1052,16 @@ codegen::emitGeneratedGemmVariant(const Node &Group, const CodegenOptions &Opts,
                       "internal: the matmul's operands are not kernel inputs");
   // A dependent launch of the TMA loop with constant weights as B fetches
   // them before waiting for the previous grid (wgmmaMainLoop's PrefetchB).
+  // A GridNorm kernel places its wait and its trigger itself in any case:
+  // its blocks wait for each other, so the next grid may launch only once
+  // every row has exchanged its statistics (all blocks resident), never
+  // at the start, where its early blocks could hold the SMs that this
+  // grid's last blocks need.
   const Value *OuterB = outerValue(Group, S.B);
-  const bool PrefetchB =
-      Tma && OuterB && OuterB->isConstant() && B.waitForPreviousGridInBody();
+  const bool ConstB = OuterB && OuterB->isConstant();
+  const bool OwnWait =
+      Tma && (ConstB || GridNorm) && B.waitForPreviousGridInBody();
+  const bool PrefetchB = OwnWait && ConstB;
 
   std::vector<std::string> NodeNames;
   for (const Node *N : Nodes)
@@ -1204,13 +1211,16 @@ codegen::emitGeneratedGemmVariant(const Node &Group, const CodegenOptions &Opts,
   Dims Lead(S.ResultDims.begin(), S.ResultDims.end() - 1);
   llvm::Error Err = [&]() -> llvm::Error {
     auto Kernel = B.beginKernel();
+    if (OwnWait && !PrefetchB)
+      P.line("solder_grid_wait();");
     printLines(P, Loop);
     // Dependents launch once every block is past its main loop: their
     // prefetch of weights then overlaps this epilogue, not this kernel's
     // own loads (triggered at the start, every later kernel of a chain
     // launched at once and their prefetches competed with the running
-    // one: BERT-base b1 0.443 against 0.407 ms on an H200).
-    if (PrefetchB)
+    // one: BERT-base b1 0.443 against 0.407 ms on an H200). GridNorm
+    // kernels trigger after their exchange instead.
+    if (PrefetchB && !GridNorm)
       P.line("solder_launch_dependents();");
     FusedValueEmitter VE(B, Group, Nodes);
     for (size_t I = 0; I < Reads.size(); ++I)
@@ -1601,6 +1611,9 @@ codegen::emitGeneratedGemmVariant(const Node &Group, const CodegenOptions &Opts,
                ScratchParam + " + " + Tm + " + " + MBlock + ", " + Tn + ");");
       }
       P.line(ConsumerSync);
+      // Every block of this row is resident: the next grid may launch.
+      if (OwnWait)
+        P.line("solder_launch_dependents();");
       Rows([&] {
         P.line("const long long prow = m0 + lrow;");
         P.line("float2 pr[" + Tn + "];");

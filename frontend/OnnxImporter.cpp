@@ -432,14 +432,22 @@ importOnnxFile(llvm::StringRef Path, const ImportOptions &Opts) {
   auto Buf = onnximport::readProtoFile(Path, "ONNX model");
   if (!Buf)
     return Buf.takeError();
+  // The mapped file stays alive as long as a constant views its bytes.
+  std::shared_ptr<llvm::MemoryBuffer> File = std::move(*Buf);
+  llvm::StringRef Bytes = File->getBuffer();
+  return importOnnxShared(Bytes, std::move(File), Path, Opts);
+}
+
+llvm::Expected<std::unique_ptr<Graph>>
+importOnnxShared(llvm::StringRef Bytes, std::shared_ptr<const void> Owner,
+                 llvm::StringRef Path, const ImportOptions &Opts) {
+  if (Path.empty())
+    return importSerialized(Bytes, std::move(Owner), "input", "", "", Opts);
   llvm::SmallString<256> Dir(Path);
   llvm::sys::path::remove_filename(Dir);
   if (Dir.empty())
     Dir = ".";
-  // The mapped file stays alive as long as a constant views its bytes.
-  std::shared_ptr<llvm::MemoryBuffer> File = std::move(*Buf);
-  llvm::StringRef Bytes = File->getBuffer();
-  return importSerialized(Bytes, std::move(File), ("'" + Path + "'").str(),
+  return importSerialized(Bytes, std::move(Owner), ("'" + Path + "'").str(),
                           Path, Dir, Opts);
 }
 

@@ -36,6 +36,15 @@ llvm::Expected<std::unique_ptr<Graph>>
 importOnnxBytes(llvm::StringRef Bytes, llvm::StringRef BaseDir,
                 const ImportOptions &Opts = {});
 
+/// The model in Bytes, which Owner keeps alive and unchanged while any
+/// constant of the graph (or a copy) refers to them: constants view them
+/// instead of copying. Repeated imports of one buffer (a dynamic model's
+/// shape variants) thus share their weights' bytes. Path names the model
+/// in errors and locates external data (empty: bytes given, refused).
+llvm::Expected<std::unique_ptr<Graph>>
+importOnnxShared(llvm::StringRef Bytes, std::shared_ptr<const void> Owner,
+                 llvm::StringRef Path, const ImportOptions &Opts = {});
+
 /// A serialized onnx.TensorProto (the ONNX test-data `.pb` format).
 llvm::Expected<Tensor> readTensorProtoFile(llvm::StringRef Path);
 llvm::Error writeTensorProtoFile(llvm::StringRef Path, const Tensor &T,

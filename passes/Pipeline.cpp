@@ -123,8 +123,8 @@ std::vector<Stage> buildStages(const PipelineOptions &Opts,
     S.back().Passes.push_back(std::make_unique<MatMulBroadcastLegalization>());
   }
   S.emplace_back();
-  S.back().Passes.push_back(
-      std::make_unique<PrecisionConversion>(Opts.Prec, Opts.KeepModelIo));
+  S.back().Passes.push_back(std::make_unique<PrecisionConversion>(
+      Opts.Prec, Opts.KeepModelIo, Opts.ReducedWeights));
   S.back().Passes.push_back(
       std::make_unique<ConvLayoutPass>(Opts.Layout, Opts.TargetGpu));
   if (!Opts.NoFusion) {

@@ -14,6 +14,8 @@ class raw_ostream;
 
 namespace solder {
 
+class ReducedWeightCache;
+
 /// Every knob of the pipeline, in one typed struct.
 struct PipelineOptions {
   /// Pass names (Pass::name()) to skip.
@@ -71,6 +73,9 @@ struct PipelineOptions {
   /// model's fp32 inputs and outputs keep their type when KeepModelIo.
   Precision Prec = Precision::F32;
   bool KeepModelIo = true;
+  /// When set, precision-conversion keeps the weights it converts there
+  /// for later compiles of the same model file (shape variants).
+  ReducedWeightCache *ReducedWeights = nullptr;
   /// Which 2-D convolutions conv-layout puts in NHWC (ir/DType.h).
   ConvLayout Layout = ConvLayout::Auto;
   /// Constant folding does not materialize results larger than this

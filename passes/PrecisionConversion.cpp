@@ -217,7 +217,8 @@ bool isFloatData(const Value *V, DType Reduced) {
 
 class Converter {
 public:
-  Converter(Graph &G, DType T, DecisionLog &Log) : G(G), T(T), Log(Log) {}
+  Converter(Graph &G, DType T, DecisionLog &Log, ReducedWeightCache *Cache)
+      : G(G), T(T), Log(Log), Cache(Cache) {}
 
   /// A reduced copy of the fp32 constant C (clamped to the finite range).
   Value *reducedConstant(Value *C) {
@@ -225,6 +226,16 @@ public:
     if (!New)
       return It->second;
     const Tensor &Src = *C->constant();
+    auto Make = [&] { return std::make_shared<const Tensor>(reduce(Src)); };
+    It->second =
+        G.addConstant(G.uniqueName(C->name() + "." + dtypeName(T).str()),
+                      Cache ? Cache->reduced(Src, T, Make) : Make());
+    Changed = true;
+    return It->second;
+  }
+
+  /// Src in the reduced type.
+  Tensor reduce(const Tensor &Src) const {
     bool Fast = Src.dtype() == DType::F32 && T != DType::F32;
     // The fast path writes every element.
     Tensor Dst =
@@ -245,10 +256,15 @@ public:
         Dst.setDouble(I, V);
       }
     }
-    It->second = G.addConstant(
-        G.uniqueName(C->name() + "." + dtypeName(T).str()), std::move(Dst));
-    Changed = true;
-    return It->second;
+    return Dst;
+  }
+
+  /// beyondHalfRange(V, T), through the cache for a constant.
+  bool beyondRange(const Value *V) {
+    if (!Cache || !V || !V->isConstant())
+      return beyondHalfRange(V, T);
+    return Cache->flag(*V->constant(), T,
+                       [&] { return beyondHalfRange(V, T); });
   }
 
   /// A new Cast node of V to To, placed before Before.
@@ -293,7 +309,7 @@ public:
         N.operands(), [&](const Value *V) { return V && Wide.count(V); });
     bool HugeConstant = K != FusionKind::Contraction &&
                         llvm::any_of(N.operands(), [&](const Value *V) {
-                          return beyondHalfRange(V, T);
+                          return beyondRange(V);
                         });
     bool F32 = (R && R->F32Storage) ||
                (K != FusionKind::Contraction && WideOperand) || HugeConstant;
@@ -351,6 +367,7 @@ public:
   Graph &G;
   DType T;
   DecisionLog &Log;
+  ReducedWeightCache *Cache;
   llvm::DenseMap<Value *, Value *> Reduced;
   /// Casts made so far, by value and target type (fp32 or reduced).
   llvm::DenseMap<std::pair<Value *, unsigned>, Value *> Casts;
@@ -361,13 +378,53 @@ public:
 
 } // namespace
 
+ReducedWeightCache::Entry *ReducedWeightCache::find(const Tensor &Src,
+                                                    DType T) {
+  llvm::StringRef B = Src.bytes();
+  if (B.empty() || B.begin() < Range.begin() || B.end() > Range.end())
+    return nullptr;
+  return &Entries[{size_t(B.begin() - Range.begin()), B.size(), Src.dtype(),
+                   T}];
+}
+
+std::shared_ptr<const Tensor> ReducedWeightCache::reduced(
+    const Tensor &Src, DType T,
+    llvm::function_ref<std::shared_ptr<const Tensor>()> Make) {
+  std::lock_guard<std::mutex> Lock(Mu);
+  Entry *E = find(Src, T);
+  if (!E)
+    return Make();
+  if (!E->Reduced)
+    E->Reduced = Make();
+  // The same bytes may be viewed with other dims by another constant.
+  if (E->Reduced->dims() == Src.dims())
+    return E->Reduced;
+  return std::make_shared<const Tensor>(E->Reduced->reshaped(Src.dims()));
+}
+
+bool ReducedWeightCache::flag(const Tensor &Src, DType T,
+                              llvm::function_ref<bool()> Test) {
+  std::lock_guard<std::mutex> Lock(Mu);
+  Entry *E = find(Src, T);
+  if (!E)
+    return Test();
+  if (!E->Flag)
+    E->Flag = Test();
+  return *E->Flag;
+}
+
+size_t ReducedWeightCache::size() const {
+  std::lock_guard<std::mutex> Lock(Mu);
+  return Entries.size();
+}
+
 llvm::ArrayRef<PrecisionRule> precisionPolicy() { return Policy; }
 
 llvm::Expected<bool> PrecisionConversion::run(Graph &G, DecisionLog &Log) {
   DType T = storageDType(Target);
   if (T == DType::F32)
     return false;
-  Converter C(G, T, Log);
+  Converter C(G, T, Log, Cache);
   std::vector<Value *> F32Outputs;
   for (Value *V : G.outputs())
     F32Outputs.push_back(V && V->dtype() == DType::F32 ? V : nullptr);

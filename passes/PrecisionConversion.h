@@ -29,9 +29,15 @@
 
 #include "ir/DType.h"
 #include "ir/OpKind.h"
+#include "ir/Tensor.h"
 #include "passes/Pass.h"
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
+#include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
+#include <tuple>
 
 namespace solder {
 
@@ -46,17 +52,57 @@ struct PrecisionRule {
 /// its float results in the reduced type.
 llvm::ArrayRef<PrecisionRule> precisionPolicy();
 
+/// The converted weights of one model file, kept across the compiles of
+/// its shape variants (runtime/cuda/ShapeVariants.h), which would otherwise
+/// each convert the same weights again (BERT-base: 110M values, 0.12 s of
+/// a new shape's first run). Only constants whose bytes lie in the file's
+/// bytes (Range, kept alive by Owner) are kept: their place there names
+/// them, with no hashing; constants computed by a compile (folded, or
+/// depending on the shape) are converted every time. Holds the converted
+/// copies (half the file's float bytes) as long as it lives. Thread-safe.
+class ReducedWeightCache {
+public:
+  ReducedWeightCache(llvm::StringRef Range, std::shared_ptr<const void> Owner)
+      : Range(Range), Owner(std::move(Owner)) {}
+
+  /// Src converted to T by Make, made once per place in the file.
+  std::shared_ptr<const Tensor>
+  reduced(const Tensor &Src, DType T,
+          llvm::function_ref<std::shared_ptr<const Tensor>()> Make);
+  /// Test(Src), computed once per place in the file.
+  bool flag(const Tensor &Src, DType T, llvm::function_ref<bool()> Test);
+  /// Constants converted and flags computed, for tests.
+  size_t size() const;
+
+private:
+  struct Entry {
+    std::shared_ptr<const Tensor> Reduced;
+    std::optional<bool> Flag;
+  };
+  /// The entry of Src and T, or null when Src's bytes are not the file's.
+  Entry *find(const Tensor &Src, DType T);
+
+  llvm::StringRef Range;
+  std::shared_ptr<const void> Owner;
+  mutable std::mutex Mu;
+  /// By offset and size in the file, source type and target type.
+  std::map<std::tuple<size_t, size_t, DType, DType>, Entry> Entries;
+};
+
 class PrecisionConversion : public Pass {
 public:
   /// KeepModelIo: the model's fp32 inputs and outputs keep their type.
-  PrecisionConversion(Precision P, bool KeepModelIo)
-      : Target(P), KeepModelIo(KeepModelIo) {}
+  /// Cache, when set, keeps converted weights across compiles.
+  PrecisionConversion(Precision P, bool KeepModelIo,
+                      ReducedWeightCache *Cache = nullptr)
+      : Target(P), KeepModelIo(KeepModelIo), Cache(Cache) {}
   llvm::StringRef name() const override { return "precision-conversion"; }
   llvm::Expected<bool> run(Graph &G, DecisionLog &Log) override;
 
 private:
   Precision Target;
   bool KeepModelIo;
+  ReducedWeightCache *Cache;
 };
 
 } // namespace solder

@@ -90,8 +90,10 @@ Expected<std::shared_ptr<CompiledModel>> CompiledModel::fromPlan(Plan P) {
   return std::shared_ptr<CompiledModel>(new CompiledModel(std::move(I)));
 }
 
-static PipelineOptions pipelineOptions(const CompileOptions &Opts) {
+static PipelineOptions pipelineOptions(const CompileOptions &Opts,
+                                       const VariantOptions *Variant) {
   PipelineOptions PO;
+  PO.ReducedWeights = Variant ? Variant->Weights : nullptr;
   PO.DisabledPasses = Opts.DisabledPasses;
   PO.TargetGpu = Opts.Backend == ExecutionBackend::Cuda;
   PO.NoFusion = Opts.NoFusion;
@@ -131,14 +133,20 @@ CompiledModel::compileGraph(std::unique_ptr<Graph> G,
                             const CompileOptions &Opts) {
   if (Error E = noRangesForGraphs(Opts))
     return std::move(E);
+  return RuntimeAccess::compileWith(std::move(G), Opts, nullptr);
+}
+
+Expected<std::shared_ptr<CompiledModel>>
+RuntimeAccess::compileWith(std::unique_ptr<Graph> G, const CompileOptions &Opts,
+                           const VariantOptions *Variant) {
   if (Opts.Backend == ExecutionBackend::Cuda)
-    return compileGraph(*G, Opts);
+    return compileWith(*G, Opts, Variant);
   {
     PhaseScope Phase(Opts.OnPhase, "passes");
-    if (Error E = runPipeline(*G, pipelineOptions(Opts)))
+    if (Error E = runPipeline(*G, pipelineOptions(Opts, Variant)))
       return std::move(E);
   }
-  auto I = std::make_unique<Impl>();
+  auto I = std::make_unique<CompiledModel::Impl>();
   for (auto [Values, Role, Infos] :
        {std::make_tuple(G->inputs(), "input", &I->Inputs),
         std::make_tuple(G->outputs(), "output", &I->Outputs)})
@@ -161,7 +169,13 @@ CompiledModel::compileGraph(Graph &G, const CompileOptions &Opts) {
                    "std::unique_ptr");
   if (Error E = noRangesForGraphs(Opts))
     return std::move(E);
-  PipelineOptions PO = pipelineOptions(Opts);
+  return RuntimeAccess::compileWith(G, Opts, nullptr);
+}
+
+Expected<std::shared_ptr<CompiledModel>>
+RuntimeAccess::compileWith(Graph &G, const CompileOptions &Opts,
+                           const VariantOptions *Variant) {
+  PipelineOptions PO = pipelineOptions(Opts, Variant);
   std::vector<DecisionRecord> Decisions;
   PO.Decisions = &Decisions;
   std::vector<std::pair<std::string, double>> PassSeconds;
@@ -192,6 +206,7 @@ CompiledModel::compileGraph(Graph &G, const CompileOptions &Opts) {
   PlanOpts.Prec = Opts.Prec;
   PlanOpts.Progress = Opts.Progress;
   PlanOpts.PerturbGroupId = Opts.PerturbGroupId;
+  PlanOpts.ShapeParams = Variant && Variant->ShapeParams;
   PlanOpts.Gemm = Opts.Gemm;
   PlanOpts.Attention = Opts.Attention;
   PlanOpts.DependentLaunch = Opts.DependentLaunch;
@@ -219,7 +234,8 @@ CompiledModel::compileGraph(Graph &G, const CompileOptions &Opts) {
     if (Error E = compilePlanKernels(*P, PlanOpts))
       return std::move(E);
   }
-  Expected<std::shared_ptr<CompiledModel>> M = fromPlan(std::move(*P));
+  Expected<std::shared_ptr<CompiledModel>> M =
+      CompiledModel::fromPlan(std::move(*P));
   if (M) {
     (*M)->I->DeviceLimit = Opts.MaxDeviceMemory;
     (*M)->I->CacheDir = Opts.CacheDir;
@@ -252,6 +268,17 @@ CompiledModel::compileFile(StringRef OnnxPath, const CompileOptions &Opts) {
   if (!G)
     return G.takeError();
   return compileGraph(std::move(*G), Opts);
+}
+
+Expected<std::shared_ptr<CompiledModel>>
+RuntimeAccess::compileShared(StringRef Bytes, std::shared_ptr<const void> Owner,
+                             StringRef Path, const CompileOptions &Opts,
+                             const VariantOptions &Variant) {
+  Expected<std::unique_ptr<Graph>> G =
+      importOnnxShared(Bytes, std::move(Owner), Path, importOptions(Opts));
+  if (!G)
+    return G.takeError();
+  return compileWith(std::move(*G), Opts, &Variant);
 }
 
 Expected<std::shared_ptr<CompiledModel>>
@@ -427,7 +454,7 @@ Error CompiledModel::Impl::loadOnce() {
     for (const WeightBlob::Piece &W : P.Weights.pieces()) {
       if (W.Bytes.empty())
         continue;
-      Expected<const void *> Ptr = Pool->get(W.Bytes);
+      Expected<const void *> Ptr = Pool->get(W.Bytes, W.Owner);
       if (!Ptr)
         return Ptr.takeError();
       WeightMap.push_back(

@@ -342,24 +342,28 @@ Error ExecutionContext::Impl::enqueueSteps(cudaStream_t S, size_t First,
       // once, which a cooperative launch guarantees (checkCooperativeKernels).
       // A dependent launch may start while the step before finishes; the
       // kernel's own griddepcontrol.wait orders its reads after that step's
-      // writes.
+      // writes. A kernel may be both: it lets the next grid launch only
+      // once all its blocks are resident (GemmEmitter.cpp).
       const bool Dependent = K.DependentLaunch && DependentLaunchOk;
       if (K.Cooperative || Dependent) {
-        cudaLaunchAttribute Attr;
+        cudaLaunchAttribute Attrs[2];
+        unsigned NumAttrs = 0;
         if (K.Cooperative) {
-          Attr.id = cudaLaunchAttributeCooperative;
-          Attr.val.cooperative = 1;
-        } else {
-          Attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-          Attr.val.programmaticStreamSerializationAllowed = 1;
+          Attrs[NumAttrs].id = cudaLaunchAttributeCooperative;
+          Attrs[NumAttrs++].val.cooperative = 1;
+        }
+        if (Dependent) {
+          Attrs[NumAttrs].id =
+              cudaLaunchAttributeProgrammaticStreamSerialization;
+          Attrs[NumAttrs++].val.programmaticStreamSerializationAllowed = 1;
         }
         cudaLaunchConfig_t Cfg = {};
         Cfg.gridDim = Grid;
         Cfg.blockDim = Block;
         Cfg.dynamicSmemBytes = K.DynamicSharedBytes;
         Cfg.stream = S;
-        Cfg.attrs = &Attr;
-        Cfg.numAttrs = 1;
+        Cfg.attrs = Attrs;
+        Cfg.numAttrs = NumAttrs;
         R = cudaLaunchKernelExC(&Cfg, Fn, ArgPtrs[SI].data());
       } else {
         R = cudaLaunchKernel(Fn, Grid, Block, ArgPtrs[SI].data(),

@@ -251,7 +251,7 @@ static constexpr int64_t FusedInChain = -2;
 /// Makes Opts the chain's: every matmul group of Ids generated, those
 /// with a row normalization split unless in Fused, every generated kernel
 /// a dependent launch (the fused ones with their statistics through
-/// global memory are cooperative launches instead).
+/// global memory are cooperative launches as well).
 static void useChain(const Graph &G, const std::set<int64_t> &Ids,
                      PlanOptions &Opts, const std::set<int64_t> &Fused) {
   Opts.DependentLaunch = true;

@@ -21,21 +21,6 @@ unsigned smVersionOf(StringRef Arch) {
   return CodegenOptions().SmVersion;
 }
 
-Expected<std::vector<GeneratedKernel>>
-generateKernels(const Graph &G, StringRef Arch, int64_t PerturbGroupId,
-                const std::set<int64_t> &GeneratedGemmGroups, bool PreferWgmma,
-                bool DependentLaunch,
-                const std::set<int64_t> &SplitNormGroups) {
-  CodegenOptions Opts;
-  Opts.SplitNormGroups = SplitNormGroups;
-  Opts.DependentLaunch = DependentLaunch;
-  Opts.PerturbGroupId = PerturbGroupId;
-  Opts.SmVersion = smVersionOf(Arch);
-  Opts.GeneratedGemmGroups = GeneratedGemmGroups;
-  Opts.PreferWgmma = PreferWgmma;
-  return emitGraphKernels(G, Opts);
-}
-
 /// Source as the compiler sees it, less the kernel's name: every
 /// occurrence of Name blanked and every whole-line comment (the emitters'
 /// group headers name the group) left out.

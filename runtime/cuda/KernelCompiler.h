@@ -21,16 +21,6 @@ class raw_ostream;
 
 namespace solder {
 
-/// The kernels of G. PerturbGroupId is CodegenOptions' test-only knob
-/// (-1: off); PreferWgmma, DependentLaunch and SplitNormGroups are
-/// CodegenOptions'.
-llvm::Expected<std::vector<GeneratedKernel>>
-generateKernels(const Graph &G, llvm::StringRef Arch,
-                int64_t PerturbGroupId = -1,
-                const std::set<int64_t> &GeneratedGemmGroups = {},
-                bool PreferWgmma = false, bool DependentLaunch = false,
-                const std::set<int64_t> &SplitNormGroups = {});
-
 /// 90 for "sm_90", "sm_90a" or "compute_90"; 90 when it has no digits.
 unsigned smVersionOf(llvm::StringRef Arch);
 

@@ -80,7 +80,8 @@ struct PlanKernel {
   /// waits for it itself: GeneratedKernel::DependentLaunch).
   bool DependentLaunch = false;
   /// Its blocks wait for each other (GeneratedKernel::Cooperative): a
-  /// cooperative launch, never a dependent one.
+  /// cooperative launch (and a dependent one too where DependentLaunch:
+  /// such a kernel lets the next launch only once all its blocks run).
   bool Cooperative = false;
   /// Counts it takes by value after everything else
   /// (GeneratedKernel::Counts).

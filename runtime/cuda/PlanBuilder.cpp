@@ -773,7 +773,7 @@ Error Builder::scheduleKernel(unsigned KI) {
   K.NodeNames = GK.NodeNames;
   K.Summary = GK.Summary;
   K.GroupId = GK.GroupId;
-  K.DependentLaunch = GK.DependentLaunch && !GK.Cooperative;
+  K.DependentLaunch = GK.DependentLaunch;
   K.Cooperative = GK.Cooperative;
   K.Counts = GK.Counts;
   // The step's arguments are the kernel's outputs, then its inputs (then
@@ -1245,10 +1245,15 @@ Expected<Plan> Builder::build() {
   P.IrText = graphToString(G, PO);
 
   GemmGroups = generatedGemmGroups(G, Opts);
-  Expected<std::vector<GeneratedKernel>> K =
-      generateKernels(G, Opts.Arch, Opts.PerturbGroupId, GemmGroups,
-                      Opts.Gemm == GemmKernels::Wgmma, Opts.DependentLaunch,
-                      Opts.SplitNormGroups);
+  CodegenOptions CO;
+  CO.SmVersion = smVersionOf(Opts.Arch);
+  CO.PerturbGroupId = Opts.PerturbGroupId;
+  CO.GeneratedGemmGroups = GemmGroups;
+  CO.PreferWgmma = Opts.Gemm == GemmKernels::Wgmma;
+  CO.DependentLaunch = Opts.DependentLaunch;
+  CO.SplitNormGroups = Opts.SplitNormGroups;
+  CO.ShapeParams = Opts.ShapeParams;
+  Expected<std::vector<GeneratedKernel>> K = emitGraphKernels(G, CO);
   if (!K)
     return K.takeError();
   Gen = std::move(*K);

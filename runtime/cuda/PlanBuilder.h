@@ -56,6 +56,8 @@ struct PlanOptions {
   /// Generated kernels launch as programmatic dependents (sm_90+;
   /// CodegenOptions::DependentLaunch). Experimental, off by default.
   bool DependentLaunch = false;
+  /// CodegenOptions::ShapeParams: set for a dynamic model's variants.
+  bool ShapeParams = false;
 };
 
 /// The contraction groups of G that run as generated GEMMs under Opts.

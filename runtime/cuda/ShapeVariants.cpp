@@ -45,7 +45,16 @@ DeviceWeightPool::~DeviceWeightPool() {
     cudaFree(E.second);
 }
 
-Expected<const void *> DeviceWeightPool::get(StringRef Bytes) {
+Expected<const void *>
+DeviceWeightPool::get(StringRef Bytes, std::shared_ptr<const void> Owner) {
+  std::pair<const char *, size_t> Place{Bytes.data(), Bytes.size()};
+  if (Owner) {
+    // Held owners keep these addresses from being reused for other bytes.
+    std::lock_guard<std::mutex> Lock(Mu);
+    auto It = Places.find(Place);
+    if (It != Places.end())
+      return It->second.Ptr;
+  }
   // Two independent 64-bit hashes (the whole, and the halves combined)
   // plus the size: a collision would silently share wrong weights.
   size_t Half = Bytes.size() / 2;
@@ -54,8 +63,11 @@ Expected<const void *> DeviceWeightPool::get(StringRef Bytes) {
             xxHash64(Bytes.drop_front(Half))};
   std::lock_guard<std::mutex> Lock(Mu);
   auto It = Ptrs.find(K);
-  if (It != Ptrs.end())
+  if (It != Ptrs.end()) {
+    if (Owner)
+      Places.emplace(Place, Held{It->second, std::move(Owner)});
     return It->second;
+  }
   // Padded to 256 bytes with zeros, as a piece of a plan's weights blob
   // is followed by zeros up to the next piece.
   void *Ptr = nullptr;
@@ -70,6 +82,8 @@ Expected<const void *> DeviceWeightPool::get(StringRef Bytes) {
     return cudaError(R, "uploading weights");
   }
   Ptrs.emplace(K, Ptr);
+  if (Owner)
+    Places.emplace(Place, Held{Ptr, std::move(Owner)});
   Total += Bytes.size();
   return Ptr;
 }
@@ -115,6 +129,17 @@ ShapeVariants::create(std::string Path, std::string Bytes,
                       "': the model has no such input (inputs: " + Names + ")");
 
   auto SV = std::unique_ptr<ShapeVariants>(new ShapeVariants());
+  if (Path.empty()) {
+    SV->Model = MemoryBuffer::getMemBufferCopy(Bytes, "model");
+  } else {
+    Expected<std::unique_ptr<MemoryBuffer>> Buf =
+        readFileBytes(Path, "model", /*MapAbove=*/0);
+    if (!Buf)
+      return Buf.takeError();
+    SV->Model = std::move(*Buf);
+  }
+  SV->Weights =
+      std::make_unique<ReducedWeightCache>(SV->Model->getBuffer(), SV->Model);
   SV->Path = std::move(Path);
   SV->Bytes = std::move(Bytes);
   SV->Opts = Opts;
@@ -281,9 +306,10 @@ ShapeVariants::compile(ArrayRef<std::vector<int64_t>> Dims) const {
   O.Tune = false;
   for (unsigned In = 0; In < Dims.size(); ++In)
     O.InputShapes[InputNames[In]] = Dims[In];
+  VariantOptions Variant;
+  Variant.Weights = Weights.get();
   Expected<std::shared_ptr<CompiledModel>> M =
-      Path.empty() ? CompiledModel::compileBytes(Bytes, O)
-                   : CompiledModel::compileFile(Path, O);
+      RuntimeAccess::compileShared(Model->getBuffer(), Model, Path, O, Variant);
   if (!M)
     return createStringError(inconvertibleErrorCode(),
                              "compiling the model for the input shape " +

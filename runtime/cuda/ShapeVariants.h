@@ -28,8 +28,10 @@
 #ifndef SOLDER_RUNTIME_CUDA_SHAPEVARIANTS_H
 #define SOLDER_RUNTIME_CUDA_SHAPEVARIANTS_H
 
+#include "passes/PrecisionConversion.h"
 #include "runtime/cuda/DynamicPlanFile.h"
 #include "solder/Solder.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include <cstdint>
 #include <list>
 #include <map>
@@ -48,8 +50,13 @@ namespace solder {
 class DeviceWeightPool {
 public:
   ~DeviceWeightPool();
-  /// The device copy of Bytes, uploaded now when it is new.
-  llvm::Expected<const void *> get(llvm::StringRef Bytes);
+  /// The device copy of Bytes, uploaded now when it is new. With Owner
+  /// (what keeps Bytes alive), the pool holds it and knows the bytes by
+  /// their address from then on: a later variant whose piece is the same
+  /// host bytes (weights of the model file, or converted once for all
+  /// variants) is not hashed again (BERT-base: 220 MB).
+  llvm::Expected<const void *> get(llvm::StringRef Bytes,
+                                   std::shared_ptr<const void> Owner = {});
   uint64_t bytes() const;
 
 private:
@@ -59,8 +66,14 @@ private:
       return std::tie(Size, H1, H2) < std::tie(O.Size, O.H1, O.H2);
     }
   };
+  struct Held {
+    void *Ptr;
+    std::shared_ptr<const void> Owner;
+  };
   mutable std::mutex Mu;
   std::map<Key, void *> Ptrs;
+  /// By host address and size, for bytes whose owner is held.
+  std::map<std::pair<const char *, size_t>, Held> Places;
   uint64_t Total = 0;
 };
 
@@ -104,6 +117,11 @@ private:
   compile(llvm::ArrayRef<std::vector<int64_t>> Dims) const;
 
   std::string Path, Bytes;
+  /// The model's bytes, mapped (or copied from Bytes) once: every variant
+  /// imports them with its constants viewing them, so Weights recognises
+  /// the same weights by their place.
+  std::shared_ptr<llvm::MemoryBuffer> Model;
+  std::unique_ptr<ReducedWeightCache> Weights;
   CompileOptions Opts;
   llvm::StringMap<std::vector<DimRange>> GivenRanges;
   std::vector<std::string> InputNames;
@@ -173,6 +191,15 @@ private:
   cudaEvent_t Before = nullptr, After = nullptr;
 };
 
+/// How a dynamic model's variant compiles differently from a static plan.
+struct VariantOptions {
+  /// Where precision conversion keeps converted weights across variants.
+  ReducedWeightCache *Weights = nullptr;
+  /// Kernels take the lengths that vary as parameters
+  /// (CodegenOptions::ShapeParams).
+  bool ShapeParams = true;
+};
+
 /// Runtime internals the dynamic layer needs (CompiledModel.cpp).
 struct RuntimeAccess {
   /// The process-wide lock that CUDA graph captures, lazy loading and
@@ -190,6 +217,20 @@ struct RuntimeAccess {
   /// (at least contextBlockBytes); inputs/outputs must be bound.
   static llvm::Expected<std::unique_ptr<ExecutionContext>>
   createContextIn(CompiledModel &Variant, char *Block, uint64_t Bytes);
+  /// CompiledModel::compileGraph (either form), as a dynamic model's
+  /// variant where Variant is set.
+  static llvm::Expected<std::shared_ptr<CompiledModel>>
+  compileWith(std::unique_ptr<Graph> G, const CompileOptions &Opts,
+              const VariantOptions *Variant);
+  static llvm::Expected<std::shared_ptr<CompiledModel>>
+  compileWith(Graph &G, const CompileOptions &Opts,
+              const VariantOptions *Variant);
+  /// The model in Bytes (kept alive by Owner; Path names it, may be empty)
+  /// imported with constants viewing the bytes, then compileWith.
+  static llvm::Expected<std::shared_ptr<CompiledModel>>
+  compileShared(llvm::StringRef Bytes, std::shared_ptr<const void> Owner,
+                llvm::StringRef Path, const CompileOptions &Opts,
+                const VariantOptions &Variant);
 };
 
 } // namespace solder

@@ -6,9 +6,7 @@ namespace solder {
 uint64_t WeightBlob::append(llvm::StringRef Bytes,
                             std::shared_ptr<const void> Owner) {
   uint64_t Offset = (Size + 255) / 256 * 256;
-  Pieces.push_back({Offset, Bytes});
-  if (Owner && (Owners.empty() || Owners.back() != Owner))
-    Owners.push_back(std::move(Owner));
+  Pieces.push_back({Offset, Bytes, std::move(Owner)});
   Size = Offset + Bytes.size();
   return Offset;
 }

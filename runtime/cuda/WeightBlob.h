@@ -26,6 +26,8 @@ public:
   struct Piece {
     uint64_t Offset = 0;
     llvm::StringRef Bytes;
+    /// What keeps Bytes alive (null for none).
+    std::shared_ptr<const void> Owner;
   };
 
   /// Places Bytes at the next 256-byte boundary and returns that offset.
@@ -59,7 +61,6 @@ public:
 
 private:
   std::vector<Piece> Pieces;
-  std::vector<std::shared_ptr<const void>> Owners;
   uint64_t Size = 0;
 };
 

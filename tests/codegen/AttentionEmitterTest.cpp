@@ -40,6 +40,7 @@ TEST(AttentionEmitter, ThreeDimensionalGroupedHeadsWithAdditiveMask) {
   EXPECT_TRUE(contains(S, "const long long kh = h / 2LL;")) << S;
   // Row strides are the hidden sizes; heads are D apart.
   EXPECT_TRUE(contains(S, "qbase = 0LL + b * 448LL + h * 16LL;")) << S;
+  EXPECT_TRUE(K.Counts.empty()) << "a static plan's kernel bakes its lengths";
   EXPECT_TRUE(contains(S, "in0[qbase + i * 64LL + d]) * 0.25f")) << S;
   EXPECT_TRUE(contains(S, "in1[kbase + j * 32LL + d]")) << S;
   EXPECT_TRUE(contains(S, "s = dot + in3[b * 9LL + h * 0LL + i * 0LL + j * "
@@ -48,6 +49,68 @@ TEST(AttentionEmitter, ThreeDimensionalGroupedHeadsWithAdditiveMask) {
   EXPECT_EQ(K.Grid, (std::array<unsigned, 3>{1, 4, 2}));
   EXPECT_EQ(K.Block, (std::array<unsigned, 3>{256, 1, 1}));
   EXPECT_EQ(K.Inputs.size(), 4u);
+}
+
+TEST(AttentionEmitter, VariantsTakeTheirLengthsAsParameters) {
+  // A dynamic model's variants (ShapeParams) of BERT's attention at 128
+  // and 384 tokens (32 x 12 heads fill the GPU at both): one kernel text,
+  // compiled once; the lengths and the strides that grow with them come as
+  // counts (Sq, Sk, the mask's batch stride, then Q's, K's, V's and the
+  // output's batch and head strides).
+  CodegenOptions O;
+  O.ShapeParams = true;
+  auto Kernel = [&](int64_t Len) {
+    std::string L = std::to_string(Len);
+    auto G = solder::testing::parseBody(body("f16", "[32,12," + L + ",64]",
+                                             "[32,12," + L + ",64]",
+                                             "f16[32,1,1," + L + "]", ""));
+    EXPECT_TRUE(G);
+    return G ? onlyKernel(*G, O) : GeneratedKernel();
+  };
+  // The text but its shape-summary header (which the kernel cache skips,
+  // runtime/cuda/KernelCompiler.cpp).
+  auto Text = [](const GeneratedKernel &K) {
+    std::string S = K.Source;
+    size_t At = S.find("// " + K.Summary + "\n");
+    EXPECT_NE(At, std::string::npos);
+    return At == std::string::npos ? S : S.erase(At, K.Summary.size() + 4);
+  };
+  GeneratedKernel Short = Kernel(128), Long = Kernel(384);
+  EXPECT_EQ(Text(Short), Text(Long));
+  EXPECT_NE(Short.Summary, Long.Summary);
+  EXPECT_EQ(Long.Counts,
+            (std::vector<int64_t>{384, 384, 384, 12 * 384 * 64, 384 * 64,
+                                  12 * 384 * 64, 384 * 64, 12 * 384 * 64,
+                                  384 * 64, 12 * 384 * 64, 384 * 64}));
+  EXPECT_TRUE(contains(Long.Source, "qbase = 0LL + b * (idx_t)cnt3 + h * "
+                                    "(idx_t)cnt4;"))
+      << Long.Source;
+  EXPECT_TRUE(contains(Long.Source, "mk[buf][x] = j < (idx_t)cnt1 ? "
+                                    "__half2float(in3[b * (idx_t)cnt2 + h * "
+                                    "0LL + j * 1LL]) : 0.f;"))
+      << Long.Source;
+  EXPECT_EQ(Long.Grid, (std::array<unsigned, 3>{3, 12, 32}));
+  // Static plans bake them: two texts.
+  auto G128 = solder::testing::parseBody(
+      body("f16", "[32,12,128,64]", "[32,12,128,64]", "f16[32,1,1,128]", ""));
+  auto G384 = solder::testing::parseBody(
+      body("f16", "[32,12,384,64]", "[32,12,384,64]", "f16[32,1,1,384]", ""));
+  ASSERT_TRUE(G128 && G384);
+  EXPECT_NE(Text(onlyKernel(*G128)), Text(onlyKernel(*G384)));
+}
+
+TEST(AttentionEmitter, HeadDimsStayBakedIn) {
+  // Negative twin: the head dim sizes the registers and shared memory, so
+  // in variants too another head dim is another kernel.
+  CodegenOptions O;
+  O.ShapeParams = true;
+  auto G64 = solder::testing::parseBody(
+      body("f16", "[32,12,128,64]", "[32,12,128,64]", "f16[32,1,1,128]", ""));
+  auto G32 = solder::testing::parseBody(
+      body("f16", "[32,12,128,32]", "[32,12,128,32]", "f16[32,1,1,128]", ""));
+  ASSERT_TRUE(G64 && G32);
+  EXPECT_NE(onlyKernel(*G64, O).Source, onlyKernel(*G32, O).Source);
+  EXPECT_TRUE(contains(onlyKernel(*G32, O).Source, "constexpr int D = 32"));
 }
 
 TEST(AttentionEmitter, BoolMaskAndCausalLimitTheKeys) {

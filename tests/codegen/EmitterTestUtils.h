@@ -25,8 +25,9 @@ inline std::unique_ptr<Graph> parseBody(const std::string &Body) {
 }
 
 /// The one kernel of a graph (an empty kernel on failure).
-inline GeneratedKernel onlyKernel(const Graph &G) {
-  auto K = emitGraphKernels(G);
+inline GeneratedKernel onlyKernel(const Graph &G,
+                                  const CodegenOptions &O = {}) {
+  auto K = emitGraphKernels(G, O);
   EXPECT_TRUE(bool(K)) << (K ? "" : llvm::toString(K.takeError()));
   if (!K || K->size() != 1) {
     ADD_FAILURE() << "expected one kernel";

@@ -294,6 +294,16 @@ TEST(FusedLoop, GatherLoadsTheIndex) {
   EXPECT_TRUE(has(K.Source, "if (g < 0) g += 10LL;")) << K.Source;
   EXPECT_TRUE(has(K.Source, "lin = ((idx_t)g) * 16 + (i % 16);")) << K.Source;
   EXPECT_TRUE(has(K.Source, "if (g >= 0 && g < 10LL) {")) << K.Source;
+  // In a dynamic model's variant the table's 10 rows come as a count,
+  // after the 48 elements.
+  CodegenOptions O;
+  O.ShapeParams = true;
+  auto Variant = emitGraphKernels(*G, O);
+  ASSERT_TRUE(bool(Variant)) << llvm::toString(Variant.takeError());
+  ASSERT_EQ(Variant->size(), 1u);
+  EXPECT_EQ((*Variant)[0].Counts, (std::vector<int64_t>{48, 10}));
+  EXPECT_TRUE(has((*Variant)[0].Source, "if (g >= 0 && g < (idx_t)cnt1) {"))
+      << (*Variant)[0].Source;
 }
 
 TEST(FusedLoop, SeveralResultsOfOneShape) {
@@ -522,6 +532,56 @@ static std::unique_ptr<Graph> addLayerNormRows(int64_t Cols) {
 
 // f16 rows of 768: each lane moves 16 bytes (8 halves) per access of X,
 // gamma, beta and the result; the statistics are unchanged.
+/// x [2, S, 64] plus a position table [1, S, 64], LayerNorm'd: BERT's
+/// embeddings.
+static std::unique_ptr<Graph> positionLayerNorm(int64_t S) {
+  std::string X = "f32[2," + std::to_string(S) + ",64]";
+  return grouped("  input %x : " + X + "\n  input %p : f32[1," +
+                     std::to_string(S) +
+                     ",64]\n  input %s : f32[64]\n  input %b : f32[64]\n"
+                     "  %h = Add(%x, %p) : " +
+                     X +
+                     " @\"add\"\n  %n = LayerNormalization(%h, %s, %b) "
+                     "{axis = -1, epsilon = 1e-05} : " +
+                     X + " @\"ln\"\n  output %n",
+                 {"add", "ln"}, GroupKind::Reduction, 1);
+}
+
+/// K's text but its shape-summary header, which the kernel cache skips.
+static std::string withoutSummary(const GeneratedKernel &K) {
+  std::string S = K.Source;
+  size_t At = S.find("// " + K.Summary + "\n");
+  EXPECT_NE(At, std::string::npos);
+  return At == std::string::npos ? S : S.erase(At, K.Summary.size() + 4);
+}
+
+TEST(FusedReduction, VariantRowsTakeTheirSequenceLengthAsACount) {
+  // In a dynamic model's variants the table's row is the row index modulo
+  // S, and S a parameter: at another sequence length the kernel is the
+  // same text. A static plan bakes S.
+  CodegenOptions O;
+  O.ShapeParams = true;
+  auto G16 = positionLayerNorm(16), G40 = positionLayerNorm(40);
+  ASSERT_TRUE(G16 && G40);
+  GeneratedKernel K16 = theKernel(*G16, O), K40 = theKernel(*G40, O);
+  EXPECT_EQ(K16.Counts, (std::vector<int64_t>{32, 16}));
+  EXPECT_EQ(K40.Counts, (std::vector<int64_t>{80, 40}));
+  EXPECT_TRUE(has(K16.Source, "(row % (idx_t)cnt1) * 64")) << K16.Source;
+  EXPECT_EQ(withoutSummary(K16), withoutSummary(K40));
+  EXPECT_TRUE(has(theKernel(*G16).Source, "(row % 16) * 64"));
+}
+
+TEST(FusedReduction, RowLengthStaysBakedIn) {
+  // Negative twin: the row's length sizes each thread's registers, so in
+  // variants too rows of another hidden size are another kernel.
+  CodegenOptions O;
+  O.ShapeParams = true;
+  auto Narrow = addLayerNormRows(64), Wide = addLayerNormRows(128);
+  ASSERT_TRUE(Narrow && Wide);
+  EXPECT_NE(withoutSummary(theKernel(*Narrow, O)),
+            withoutSummary(theKernel(*Wide, O)));
+}
+
 TEST(FusedReduction, LayerNormRowsMoveSixteenByteVectors) {
   auto G = addLayerNormRows(768);
   ASSERT_TRUE(G);

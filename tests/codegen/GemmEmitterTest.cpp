@@ -72,11 +72,12 @@ const Node *contractionGroup(const Graph &G) {
 }
 
 /// The group's generated GEMM for compute capability Sm (emitted twice:
-/// same bytes), compiled.
-GeneratedKernel gemmKernel(const Graph &G, const Node &Group,
-                           unsigned Sm = 90) {
+/// same bytes), compiled; a dependent launch where Dependent.
+GeneratedKernel gemmKernel(const Graph &G, const Node &Group, unsigned Sm = 90,
+                           bool Dependent = false) {
   CodegenOptions O;
   O.SmVersion = Sm;
+  O.DependentLaunch = Dependent;
   O.GeneratedGemmGroups.insert(groupInfo(Group).Id);
   auto K = emitGraphKernels(G, O);
   auto Again = emitGraphKernels(G, O);
@@ -177,6 +178,46 @@ TEST(GeneratedGemm, LayerNormGroupIsOneCooperativeKernel) {
   EXPECT_TRUE(has(K.Summary, "LayerNormalization epilogue")) << K.Summary;
   EXPECT_EQ(K.NodeNames, (std::vector<std::string>{"mm", "bias", "res", "ln"}));
   EXPECT_TRUE(has(K.Source, ArchSpecificMarker));
+}
+
+TEST(GeneratedGemm, CooperativeKernelLetsTheNextLaunchAfterItsExchange) {
+  // In a chain of dependent launches the global-memory LayerNorm kernel is
+  // one too: it fetches its weights before waiting for the previous grid,
+  // and lets the next grid launch only after its row exchange, when all of
+  // its blocks are resident (earlier, the next grid's blocks could hold
+  // SMs its own waiting blocks need).
+  auto G = pipelined("f16", 256, 768, 64, LayerNormInputs, LayerNormTail);
+  ASSERT_TRUE(G);
+  const Node *Group = contractionGroup(*G);
+  ASSERT_TRUE(Group);
+  GeneratedKernel K = gemmKernel(*G, *Group, 90, /*Dependent=*/true);
+  EXPECT_TRUE(K.Cooperative);
+  EXPECT_TRUE(K.DependentLaunch);
+  EXPECT_TRUE(has(K.Summary, "B fetched before the previous grid ends"))
+      << K.Summary;
+  size_t Trigger = K.Source.find("solder_launch_dependents();");
+  size_t Leave = K.Source.find("solder_rowgroup_leave(scratch");
+  ASSERT_NE(Trigger, std::string::npos) << K.Source;
+  ASSERT_NE(Leave, std::string::npos) << K.Source;
+  EXPECT_GT(Trigger, Leave) << "the next grid may launch before the exchange";
+  EXPECT_EQ(K.Source.find("solder_launch_dependents();", Trigger + 1),
+            std::string::npos)
+      << "triggered twice";
+  EXPECT_LT(K.Source.find("solder_grid_wait();"), Leave);
+}
+
+TEST(GeneratedGemm, CooperativeKernelOutsideAChainNeverTriggers) {
+  // Negative twin: without dependent launches the same kernel neither
+  // waits for the previous grid nor lets the next one launch.
+  auto G = pipelined("f16", 256, 768, 64, LayerNormInputs, LayerNormTail);
+  ASSERT_TRUE(G);
+  const Node *Group = contractionGroup(*G);
+  ASSERT_TRUE(Group);
+  GeneratedKernel K = gemmKernel(*G, *Group);
+  EXPECT_TRUE(K.Cooperative);
+  EXPECT_FALSE(K.DependentLaunch);
+  EXPECT_FALSE(has(K.Source, "solder_launch_dependents();")) << K.Source;
+  EXPECT_FALSE(has(K.Source, "solder_grid_wait();")) << K.Source;
 }
 
 TEST(GeneratedGemm, LayerNormGroupIsOneClusterKernel) {

@@ -265,3 +265,85 @@ TEST(PrecisionConversion, PolicyGivesEveryEntryAReason) {
   for (const PrecisionRule &R : precisionPolicy())
     EXPECT_GT(std::strlen(R.Reason), 20u);
 }
+
+namespace {
+/// The Mlp graph with its weight and bias replaced by views of File at
+/// offsets 0 and 64 (as an imported model's constants view its file).
+std::unique_ptr<Graph> mlpViewing(const std::shared_ptr<std::string> &File) {
+  auto G = parseOrDie(Mlp);
+  if (!G)
+    return nullptr;
+  for (auto [Name, Offset] : {std::pair<const char *, size_t>{"w", 0},
+                              std::pair<const char *, size_t>{"b", 64}}) {
+    Value *Old = G->lookup(Name);
+    const Tensor &T = *Old->constant();
+    std::memcpy(File->data() + Offset, T.bytes().data(), T.byteSize());
+    Value *New = G->addConstant(
+        std::string(Name) + ".view",
+        Tensor::view(T.dtype(), T.dims(), File->data() + Offset, File));
+    G->replaceAllUsesWith(Old, New);
+  }
+  G->removeUnusedConstants();
+  return G;
+}
+
+/// The reduced constant MatMul "mm" reads as its weight.
+const Tensor *reducedWeight(const Graph &G) {
+  for (const auto &N : G.nodes())
+    if (N->name() == "mm")
+      return N->operand(1)->constant();
+  return nullptr;
+}
+} // namespace
+
+TEST(PrecisionConversion, WeightsOfTheModelFileAreConvertedOnce) {
+  // Two compiles of one mapped model (two shape variants) with one cache:
+  // the second takes the first one's converted weight, the same bytes,
+  // and computes as before.
+  auto File = std::make_shared<std::string>(128, '\0');
+  ReducedWeightCache Cache(*File, File);
+  const Tensor *First = nullptr;
+  for (int Compile = 0; Compile < 2; ++Compile) {
+    auto G = mlpViewing(File);
+    ASSERT_TRUE(G);
+    PrecisionConversion Pass(Precision::F16, true, &Cache);
+    DecisionLog Log;
+    llvm::Expected<bool> Changed = Pass.run(*G, Log);
+    ASSERT_TRUE(bool(Changed)) << llvm::toString(Changed.takeError());
+    EXPECT_TRUE(*Changed);
+    const Tensor *W = reducedWeight(*G);
+    ASSERT_TRUE(W && W->dtype() == DType::F16);
+    if (!First) {
+      First = W;
+      EXPECT_LE(relativeDifference(Mlp, graphToString(*G)), 1e-2);
+    } else {
+      EXPECT_EQ(W->bytes().data(), First->bytes().data())
+          << "the second compile converted the weight again";
+    }
+    // The converted weight and the bias's range check.
+    EXPECT_EQ(Cache.size(), 2u);
+  }
+}
+
+TEST(PrecisionConversion, ConstantsOutsideTheModelFileAreNotKept) {
+  // Negative twin: constants with bytes of their own (folded, parsed from
+  // text) are converted by each compile and the cache stays empty.
+  auto File = std::make_shared<std::string>(128, '\0');
+  ReducedWeightCache Cache(*File, File);
+  std::vector<std::unique_ptr<Graph>> Compiled; // alive: no address reuse
+  for (int Compile = 0; Compile < 2; ++Compile) {
+    Compiled.push_back(parseOrDie(Mlp));
+    Graph *G = Compiled.back().get();
+    ASSERT_TRUE(G);
+    PrecisionConversion Pass(Precision::F16, true, &Cache);
+    DecisionLog Log;
+    llvm::Expected<bool> Changed = Pass.run(*G, Log);
+    ASSERT_TRUE(bool(Changed)) << llvm::toString(Changed.takeError());
+    const Tensor *W = reducedWeight(*G);
+    ASSERT_TRUE(W && W->dtype() == DType::F16);
+    if (Compile == 1) {
+      EXPECT_NE(W->bytes().data(), reducedWeight(*Compiled[0])->bytes().data());
+    }
+    EXPECT_EQ(Cache.size(), 0u);
+  }
+}

@@ -11,6 +11,8 @@
 #include "RuntimeTestUtils.h"
 #include "frontend/OnnxImporter.h"
 #include "runtime/cuda/DynamicPlanFile.h"
+#include "runtime/cuda/Plan.h"
+#include "runtime/cuda/ShapeVariants.h"
 #include "runtime/reference/ReferenceExecutor.h"
 #include "solder/Solder.h"
 #include "llvm/Support/FileSystem.h"
@@ -18,6 +20,7 @@
 #include "llvm/Support/raw_ostream.h"
 #include <cmath>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 #if SOLDER_HAVE_CUDA
@@ -226,6 +229,84 @@ TEST(DynamicShapesTest, LeastRecentlyUsedVariantsAreDropped) {
 }
 
 #if SOLDER_HAVE_CUDA
+namespace {
+/// K's text but its shape-summary header, which the kernel cache skips.
+std::string withoutSummary(const PlanKernel &K) {
+  std::string S = K.Source;
+  size_t At = S.find("// " + K.Summary + "\n");
+  return At == std::string::npos ? S : S.erase(At, K.Summary.size() + 4);
+}
+
+/// BERT-mini fp16 for the GPU (compiled here without one), input_ids and
+/// attention_mask ranged over batch 1..4 and sequence 8..128.
+CompileOptions bertMiniRanges() {
+  CompileOptions CO;
+  CO.Backend = ExecutionBackend::Cuda;
+  CO.Prec = Precision::F16;
+  CO.Arch = "sm_90";
+  CO.CacheDir = testCacheDir();
+  for (const char *In : {"input_ids", "attention_mask"})
+    CO.InputRanges[In] = {{1, 4}, {8, 128}};
+  return CO;
+}
+} // namespace
+
+TEST(DynamicShapesTest, VariantsShareKernelsAndConvertedWeights) {
+  // A dynamic model's variants at other batch sizes and sequence lengths
+  // run the same kernel texts (lengths as parameters: their cubins come
+  // from the cache), and their fp16 weights are the bytes the first
+  // variant converted (ReducedWeightCache), not converted again.
+  std::string Path = sharedDir() + "/models/bert_mini_opset14.onnx";
+  if (!llvm::sys::fs::exists(Path))
+    GTEST_SKIP() << "no shared models under " << sharedDir();
+  auto SV = ShapeVariants::create(Path, "", bertMiniRanges());
+  ASSERT_TRUE(bool(SV)) << llvm::toString(SV.takeError());
+  auto A = (*SV)->get({{2, 64}, {2, 64}});
+  ASSERT_TRUE(bool(A)) << llvm::toString(A.takeError());
+  auto B = (*SV)->get({{3, 100}, {3, 100}});
+  ASSERT_TRUE(bool(B)) << llvm::toString(B.takeError());
+  const Plan &PA = (*A)->plan(), &PB = (*B)->plan();
+  ASSERT_EQ(PA.Kernels.size(), PB.Kernels.size());
+  ASSERT_GE(PA.Kernels.size(), 4u);
+  for (size_t I = 0; I < PA.Kernels.size(); ++I)
+    EXPECT_EQ(withoutSummary(PA.Kernels[I]), withoutSummary(PB.Kernels[I]))
+        << PA.Kernels[I].Summary << "\nagainst\n"
+        << PB.Kernels[I].Summary;
+  std::set<const char *> Converted;
+  for (const WeightBlob::Piece &W : PA.Weights.pieces())
+    if (W.Bytes.size() >= 4096)
+      Converted.insert(W.Bytes.data());
+  size_t Shared = 0;
+  for (const WeightBlob::Piece &W : PB.Weights.pieces())
+    Shared += Converted.count(W.Bytes.data());
+  // The word embeddings and each layer's output, FFN-in and FFN-out
+  // weights (the Q, K and V weights merged into one are a new constant of
+  // each compile).
+  EXPECT_GE(Shared, 7u);
+}
+
+TEST(DynamicShapesTest, StaticPlansBakeTheirLengths) {
+  // Negative twin: static plans at those two shapes bake the sequence
+  // length (measured faster), so some kernel texts differ.
+  std::string Path = sharedDir() + "/models/bert_mini_opset14.onnx";
+  if (!llvm::sys::fs::exists(Path))
+    GTEST_SKIP() << "no shared models under " << sharedDir();
+  std::vector<std::string> Texts[2];
+  int64_t Shapes[2][2] = {{2, 64}, {3, 100}};
+  for (int I = 0; I < 2; ++I) {
+    CompileOptions CO = bertMiniRanges();
+    CO.InputRanges.clear();
+    for (const char *In : {"input_ids", "attention_mask"})
+      CO.InputShapes[In] = {Shapes[I][0], Shapes[I][1]};
+    auto M = CompiledModel::compileFile(Path, CO);
+    ASSERT_TRUE(bool(M)) << llvm::toString(M.takeError());
+    for (const PlanKernel &K : (*M)->plan().Kernels)
+      Texts[I].push_back(withoutSummary(K));
+  }
+  ASSERT_EQ(Texts[0].size(), Texts[1].size());
+  EXPECT_NE(Texts[0], Texts[1]);
+}
+
 TEST(DynamicShapesTest, DynamicPlanFileRoundTripsAndRefusesCorruption) {
   // A dynamic model saves as one file (the model and options) and loads
   // back as the same dynamic model (no GPU needed: the max variant compiles

@@ -814,67 +814,80 @@ TEST(GpuRuntimeTest, SplitNormChainMatchesReference) {
   // Tuning's chain, forced: a matmul group with a LayerNorm merged in runs
   // split (the generated GEMM stores its product plus bias, a row kernel
   // adds the residual and normalizes), every generated kernel a dependent
-  // launch (the GEMM fetching its weights before it waits). 128 rows
-  // (64 x 64 tiles) and 4096 (128 x 192), f16 and bf16, against the
-  // reference.
+  // launch (the GEMM fetching its weights before it waits); or fused, the
+  // one kernel exchanging row statistics through global memory both a
+  // cooperative and a dependent launch, after the input cast's kernel.
+  // 128 rows (64 x 64 tiles) and 4096 (128 x 192), f16 and bf16, against
+  // the reference, twice (the second run a graph replay, with the
+  // counters the first left).
   SKIP_WITHOUT_GPU();
   llvm::Expected<std::string> Arch = currentDeviceArch();
   ASSERT_TRUE(bool(Arch)) << llvm::toString(Arch.takeError());
   if (smVersionOf(*Arch) < 90)
     GTEST_SKIP() << "dependent launches need sm_90 (this GPU: " << *Arch << ")";
-  for (int64_t M : {128, 4096})
-    for (const char *T : {"f16", "bf16"}) {
-      std::string Text =
-          test::gemmGroupGraph(T, 0, M, 768, 768, "ln", /*TransB=*/false);
-      SCOPED_TRACE(std::string(T) + " M=" + std::to_string(M));
-      auto G = parseOrFail(Text);
-      auto Orig = parseOrFail(Text);
-      ASSERT_TRUE(G && Orig);
-      PipelineOptions PO;
-      PO.TargetGpu = true;
-      PO.Prec = std::string(T) == "f16" ? Precision::F16 : Precision::BF16;
-      ASSERT_FALSE(bool(runPipeline(*G, PO)));
-      PlanOptions Opts;
-      Opts.Arch = *Arch;
-      Opts.Prec = PO.Prec;
-      Opts.CacheDir = testCacheDir();
-      Opts.DependentLaunch = true;
-      for (const auto &N : G->nodes())
-        if (isFusedGroup(*N) && normSplitValue(*N)) {
-          Opts.GemmChoices[groupInfo(*N).Id] = true;
-          Opts.SplitNormGroups.insert(groupInfo(*N).Id);
+  for (bool Fused : {false, true})
+    for (int64_t M : {128, 4096})
+      for (const char *T : {"f16", "bf16"}) {
+        std::string Text =
+            test::gemmGroupGraph(T, 0, M, 768, 768, "ln", /*TransB=*/false);
+        SCOPED_TRACE(std::string(T) + " M=" + std::to_string(M) +
+                     (Fused ? " fused" : " split"));
+        auto G = parseOrFail(Text);
+        auto Orig = parseOrFail(Text);
+        ASSERT_TRUE(G && Orig);
+        PipelineOptions PO;
+        PO.TargetGpu = true;
+        PO.Prec = std::string(T) == "f16" ? Precision::F16 : Precision::BF16;
+        ASSERT_FALSE(bool(runPipeline(*G, PO)));
+        PlanOptions Opts;
+        Opts.Arch = *Arch;
+        Opts.Prec = PO.Prec;
+        Opts.CacheDir = testCacheDir();
+        Opts.DependentLaunch = true;
+        for (const auto &N : G->nodes())
+          if (isFusedGroup(*N) && normSplitValue(*N)) {
+            Opts.GemmChoices[groupInfo(*N).Id] = true;
+            if (!Fused)
+              Opts.SplitNormGroups.insert(groupInfo(*N).Id);
+          }
+        ASSERT_EQ(Opts.GemmChoices.size(), 1u) << graphToString(*G);
+        auto P = buildPlan(*G, Opts);
+        ASSERT_TRUE(bool(P)) << llvm::toString(P.takeError());
+        ASSERT_FALSE(bool(compilePlanKernels(*P, Opts)));
+        bool Split = false;
+        for (const PlanGroup &Grp : P->Groups)
+          Split |= llvm::StringRef(Grp.RunsAs)
+                       .contains("generated tensor-core "
+                                 "GEMM") &&
+                   llvm::StringRef(Grp.RunsAs).contains("+ generated kernel");
+        EXPECT_EQ(Split, !Fused) << "the group ran split or fused wrongly";
+        size_t Prefetching = 0, CooperativeDependent = 0, Kernels = 0;
+        for (const PlanKernel &K : P->Kernels) {
+          Prefetching += llvm::StringRef(K.Summary).contains(
+              "B fetched before the previous grid ends");
+          CooperativeDependent += K.Cooperative && K.DependentLaunch;
+          ++Kernels;
         }
-      ASSERT_EQ(Opts.SplitNormGroups.size(), 1u) << graphToString(*G);
-      auto P = buildPlan(*G, Opts);
-      ASSERT_TRUE(bool(P)) << llvm::toString(P.takeError());
-      ASSERT_FALSE(bool(compilePlanKernels(*P, Opts)));
-      bool Split = false;
-      for (const PlanGroup &Grp : P->Groups)
-        Split |= llvm::StringRef(Grp.RunsAs)
-                     .contains("generated tensor-core "
-                               "GEMM") &&
-                 llvm::StringRef(Grp.RunsAs).contains("+ generated kernel");
-      EXPECT_TRUE(Split) << "the group did not run as GEMM + row kernel";
-      size_t Prefetching = 0;
-      for (const PlanKernel &K : P->Kernels)
-        Prefetching += llvm::StringRef(K.Summary).contains(
-            "B fetched before the previous grid ends");
-      EXPECT_EQ(Prefetching, 1u);
-      auto Model = CompiledModel::fromPlan(std::move(*P));
-      ASSERT_TRUE(bool(Model)) << llvm::toString(Model.takeError());
-      std::vector<Tensor> In = randomInputs(*Orig, 9);
-      auto Ref = runReference(*Orig, In);
-      ASSERT_TRUE(bool(Ref)) << llvm::toString(Ref.takeError());
-      auto Ctx = (*Model)->createContext();
-      ASSERT_TRUE(bool(Ctx)) << llvm::toString(Ctx.takeError());
-      // Twice: the second run replays the captured graph.
-      for (int Run = 0; Run < 2; ++Run) {
-        auto Out = (*Ctx)->runHost(In);
-        ASSERT_TRUE(bool(Out)) << llvm::toString(Out.takeError());
-        EXPECT_LE(relativeError((*Out)[0], (*Ref)[0]),
-                  std::string(T) == "f16" ? 1e-2 : 3e-2);
+        EXPECT_EQ(Prefetching, 1u);
+        // Both tile shapes fit one wave: the fused form meets through
+        // global memory, behind the input cast (the output's is in its
+        // epilogue).
+        EXPECT_EQ(CooperativeDependent, Fused ? 1u : 0u);
+        EXPECT_GE(Kernels, 2u);
+        auto Model = CompiledModel::fromPlan(std::move(*P));
+        ASSERT_TRUE(bool(Model)) << llvm::toString(Model.takeError());
+        std::vector<Tensor> In = randomInputs(*Orig, 9);
+        auto Ref = runReference(*Orig, In);
+        ASSERT_TRUE(bool(Ref)) << llvm::toString(Ref.takeError());
+        auto Ctx = (*Model)->createContext();
+        ASSERT_TRUE(bool(Ctx)) << llvm::toString(Ctx.takeError());
+        for (int Run = 0; Run < 2; ++Run) {
+          auto Out = (*Ctx)->runHost(In);
+          ASSERT_TRUE(bool(Out)) << llvm::toString(Out.takeError());
+          EXPECT_LE(relativeError((*Out)[0], (*Ref)[0]),
+                    std::string(T) == "f16" ? 1e-2 : 3e-2);
+        }
       }
-    }
 }
 
 TEST(GpuRuntimeTest, FusedAttentionModelsMatchTheReference) {
