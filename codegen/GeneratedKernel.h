@@ -12,6 +12,8 @@
 #define SOLDER_CODEGEN_GENERATEDKERNEL_H
 
 #include "ir/Graph.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/ADT/Twine.h"
 #include <array>
 #include <string>
 #include <vector>
@@ -74,6 +76,27 @@ struct GeneratedKernel {
   /// several batch sizes) have the same source, so one compiled cubin.
   std::vector<int64_t> Counts;
 };
+
+/// The comment line that heads a kernel's body with its shape summary
+/// (KernelBuilder::beginKernel prints it).
+inline std::string summaryComment(llvm::StringRef Summary) {
+  return ("// " + Summary).str();
+}
+
+/// Source without its shape-summary line: what NVRTC and the cubin cache
+/// see, so kernels that take their varying lengths as parameters are one
+/// text at every shape.
+inline std::string withoutSummaryComment(llvm::StringRef Source,
+                                         llvm::StringRef Summary) {
+  std::string S = Source.str();
+  if (Summary.empty())
+    return S;
+  std::string Line = summaryComment(Summary) + "\n";
+  size_t At = S.find(Line);
+  if (At != std::string::npos)
+    S.erase(At, Line.size());
+  return S;
+}
 
 } // namespace solder
 

@@ -236,7 +236,7 @@ CudaPrinter::Scope KernelBuilder::beginKernel() {
   for (const std::string &M : MapParams)
     Sig += ", " + M;
   Sig += std::string(CountsMark) + ")";
-  P.line("// " + K.Summary);
+  P.line(summaryComment(K.Summary));
   CudaPrinter::Scope Body = P.scope(Sig);
   if (Opts.DependentLaunch && Opts.SmVersion >= 90) {
     P.declare("solder_grid_wait",

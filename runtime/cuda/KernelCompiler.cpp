@@ -68,17 +68,11 @@ Error compileCubins(MutableArrayRef<PlanKernel> Kernels, StringRef Arch,
     }
     GeneratedKernel K;
     K.Name = Kernels[I].Name;
-    K.Source = Kernels[I].Source;
     // NVRTC, and so the disk cache's key, sees the source without the
-    // header comment that summarizes its shapes: kernels that take their
-    // counts as parameters are then the same source at every batch size
-    // (a dynamic model's new shape reuses their cubins).
-    if (!Kernels[I].Summary.empty()) {
-      std::string Header = "// " + Kernels[I].Summary + "\n";
-      size_t At = K.Source.find(Header);
-      if (At != std::string::npos)
-        K.Source.erase(At, Header.size());
-    }
+    // comment that summarizes its shapes: kernels that take their varying
+    // lengths as parameters are then the same source at every shape (a
+    // dynamic model's new shape reuses their cubins).
+    K.Source = withoutSummaryComment(Kernels[I].Source, Kernels[I].Summary);
     Todo.push_back(std::move(K));
     Where.push_back(I);
   }

@@ -131,6 +131,7 @@ ShapeVariants::create(std::string Path, std::string Bytes,
   auto SV = std::unique_ptr<ShapeVariants>(new ShapeVariants());
   if (Path.empty()) {
     SV->Model = MemoryBuffer::getMemBufferCopy(Bytes, "model");
+    Bytes.clear(); // the copy is the model from now on
   } else {
     Expected<std::unique_ptr<MemoryBuffer>> Buf =
         readFileBytes(Path, "model", /*MapAbove=*/0);
@@ -141,7 +142,6 @@ ShapeVariants::create(std::string Path, std::string Bytes,
   SV->Weights =
       std::make_unique<ReducedWeightCache>(SV->Model->getBuffer(), SV->Model);
   SV->Path = std::move(Path);
-  SV->Bytes = std::move(Bytes);
   SV->Opts = Opts;
   SV->GivenRanges = Opts.InputRanges;
   SV->Opts.InputRanges.clear();
@@ -342,15 +342,7 @@ ShapeVariants::get(ArrayRef<std::vector<int64_t>> Dims) {
 
 Expected<DynamicPlan> ShapeVariants::toPlan() const {
   DynamicPlan P;
-  if (!Path.empty()) {
-    Expected<std::unique_ptr<MemoryBuffer>> Buf =
-        readFileBytes(Path, "model", /*MapAbove=*/0);
-    if (!Buf)
-      return Buf.takeError();
-    P.OnnxBytes = (*Buf)->getBuffer().str();
-  } else {
-    P.OnnxBytes = Bytes;
-  }
+  P.OnnxBytes = Model->getBuffer().str();
   // The plan holds the model's bytes only: one whose weights live in
   // external files would not import from it.
   if (Expected<std::unique_ptr<Graph>> G = importOnnxBytes(P.OnnxBytes, ""); !G)

@@ -230,11 +230,9 @@ TEST(DynamicShapesTest, LeastRecentlyUsedVariantsAreDropped) {
 
 #if SOLDER_HAVE_CUDA
 namespace {
-/// K's text but its shape-summary header, which the kernel cache skips.
+/// K's text as the kernel cache sees it.
 std::string withoutSummary(const PlanKernel &K) {
-  std::string S = K.Source;
-  size_t At = S.find("// " + K.Summary + "\n");
-  return At == std::string::npos ? S : S.erase(At, K.Summary.size() + 4);
+  return withoutSummaryComment(K.Source, K.Summary);
 }
 
 /// BERT-mini fp16 for the GPU (compiled here without one), input_ids and
