@@ -88,15 +88,28 @@ TEST(ExprTable, AttributesAreBakedExactly) {
 }
 
 TEST(ExprTable, GeluModes) {
-  std::string None =
-      exprOf("graph \"g\" opset 21 {\n input %x : bf16[4]\n %y = "
-             "Gelu(%x)\n output %y\n}");
+  std::string None = exprOf("graph \"g\" opset 21 {\n input %x : f32[4]\n %y = "
+                            "Gelu(%x)\n output %y\n}");
   EXPECT_NE(None.find("erff("), std::string::npos);
   std::string Tanh =
       exprOf("graph \"g\" opset 21 {\n input %x : f32[4]\n %y = Gelu(%x) "
              "{approximate = \"tanh\"}\n output %y\n}");
   EXPECT_NE(Tanh.find("tanhf("), std::string::npos);
   EXPECT_NE(Tanh.find("0.044715"), std::string::npos);
+  EXPECT_EQ(Tanh.find("__tanhf("), std::string::npos) << "f32 stays exact";
+}
+
+TEST(ExprTable, ReducedGeluTakesTheHardwareTanh) {
+  // f16/bf16 operands, either mode: the tanh form on tanh.approx (what
+  // cuBLASLt's GELU_BIAS computes for the same groups).
+  for (const char *T : {"f16", "bf16"})
+    for (const char *Mode : {"", " {approximate = \"tanh\"}"}) {
+      std::string E =
+          exprOf(std::string("graph \"g\" opset 21 {\n input %x : ") + T +
+                 "[4]\n %y = Gelu(%x)" + Mode + "\n output %y\n}");
+      EXPECT_NE(E.find("__tanhf("), std::string::npos) << T << Mode << E;
+      EXPECT_EQ(E.find("erff("), std::string::npos) << E;
+    }
 }
 
 TEST(ExprTable, VariadicFoldsLeft) {

@@ -394,6 +394,7 @@ inline long long __double_as_longlong(double V) {
 }
 inline float rsqrtf(float V) { return 1.0f / std::sqrt(V); }
 inline float __expf(float V) { return std::exp(V); }
+inline float __tanhf(float V) { return std::tanh(V); }
 inline float __logf(float V) { return std::log(V); }
 inline float __fdividef(float A, float B) { return A / B; }
 inline float __saturatef(float V) { return std::min(1.0f, std::max(0.0f, V)); }
