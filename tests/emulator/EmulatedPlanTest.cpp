@@ -87,6 +87,9 @@ struct Model {
   /// LayerNorms deferred into their matmuls and residual adds
   /// (--defer-norms).
   bool DeferNorms = false;
+  /// Kernels as a dynamic model's variants have them, their varying
+  /// lengths as parameters (CodegenOptions::ShapeParams).
+  bool ShapeParams = false;
   /// A model the GPU path cannot plan (an op it lacks, dynamic inputs) is
   /// noted in Outcome::NotBuilt instead of failing the test.
   bool Lenient = false;
@@ -130,6 +133,9 @@ struct Outcome {
   /// plan's scratch bytes.
   unsigned Cooperative = 0;
   uint64_t ScratchBytes = 0;
+  /// Kernels taking more counts than their outermost loop's (lengths as
+  /// parameters, Model::ShapeParams).
+  unsigned LengthParamKernels = 0;
   /// How the plan runs each attention group (PlanGroup::RunsAs).
   std::vector<std::string> AttentionRunsAs;
   /// Ids (or labels) of the groups whose results differ, with why.
@@ -227,6 +233,7 @@ Outcome emulateGraph(Graph &G, const Model &M, int64_t PerturbGroupId) {
   PlanOpts.Gemm = M.Gemm;
   PlanOpts.Attention = M.Attention;
   PlanOpts.DependentLaunch = M.DependentLaunch;
+  PlanOpts.ShapeParams = M.ShapeParams;
   if (M.SplitNorm)
     for (const auto &N : G.nodes())
       if (isFusedGroup(*N) && normSplitValue(*N))
@@ -244,6 +251,7 @@ Outcome emulateGraph(Graph &G, const Model &M, int64_t PerturbGroupId) {
   O.ScratchBytes = P->ScratchBytes;
   for (const PlanKernel &K : P->Kernels) {
     O.Cooperative += K.Cooperative;
+    O.LengthParamKernels += K.Counts.size() > 1;
     O.TmaKernels += !K.TensorMaps.empty();
     O.PrefetchKernels +=
         K.Summary.find("B fetched before the previous grid ends") !=
@@ -592,6 +600,26 @@ TEST(EmulatedPlan, BertMini) {
   Model Unfused{Path, {{"B", 2}, {"S", 16}}, Precision::F32};
   Unfused.NoFusion = true;
   expectAllMatch(Unfused, 50);
+}
+
+TEST(EmulatedPlan, VariantKernelsTakeTheirLengths) {
+  // BERT-mini as a dynamic model's variants compile it (attention's
+  // lengths and strides, the embeddings' rows per sequence and the mask's
+  // Gather bound as parameters), at two shapes, against the reference.
+  SKIP_WITHOUT_EMULATOR();
+  std::string Path = sharedModel("bert_mini_opset14.onnx");
+  SKIP_WITHOUT_SHARED(Path);
+  for (auto [B, S] : {std::pair<int64_t, int64_t>{2, 16}, {3, 40}})
+    for (Precision P : {Precision::F32, Precision::F16}) {
+      SCOPED_TRACE(precisionName(P).str() + " " + std::to_string(B) + "x" +
+                   std::to_string(S));
+      Model M{Path, {{"B", B}, {"S", S}}, P};
+      M.ShapeParams = true;
+      Outcome O = expectAllMatch(M, 2);
+      // The embeddings' row kernel, the mask's loop kernel and (f16, where
+      // attention is fused) the two attention kernels.
+      EXPECT_GE(O.LengthParamKernels, P == Precision::F16 ? 4u : 2u);
+    }
 }
 
 TEST(EmulatedPlan, ConvNets) {
