@@ -383,10 +383,6 @@ const int n0 = (tile / $TILES_M) * BN;)";
 // The consumers release the tile's last stage (the loop releases each
 // stage one step late) before its epilogue.
 const char *const TileRelease = R"(
-if (prev >= 0)
-  solder_mbar_arrive(empty_u + 8 * prev);
-prev = -1;)";
-const char *const TileReleaseMc = R"(
 $RELEASE_PREV
 prev = -1;)";
 // A stage's release by the consumers: each thread arrives, or with B
@@ -625,9 +621,7 @@ std::string wgmmaMainLoop(const WgmmaTile &T, bool TransB, int64_t M, int64_t N,
                               : "    const int pre = 0;"},
        {"TILE_BEGIN", Persistent ? TileBegin : ""},
        {"TILE_END", Persistent ? "}" : ""},
-       {"TILE_RELEASE", Multicast    ? TileReleaseMc
-                        : Persistent ? TileRelease
-                                     : ""},
+       {"TILE_RELEASE", Multicast || Persistent ? TileRelease : ""},
        {"PRODUCER_TAIL", Multicast ? ProducerTailMc : ""},
        {"INIT_SYNC", Multicast ? "solder_cluster_sync();" : "__syncthreads();"},
        {"CLUSTER_RANK",
