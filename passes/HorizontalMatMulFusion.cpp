@@ -2,6 +2,7 @@
 #include "passes/HorizontalMatMulFusion.h"
 #include "ir/OpRegistry.h"
 #include "passes/PatternMatch.h"
+#include "passes/PrecisionConversion.h"
 #include <cstring>
 #include <map>
 #include <tuple>
@@ -84,7 +85,17 @@ Tensor concatLast(llvm::ArrayRef<const Tensor *> Parts) {
   return Out;
 }
 
+/// concatLast(Parts), through Weights when set.
+std::shared_ptr<const Tensor> packed(ReducedWeightCache *Weights,
+                                     llvm::StringRef Tag,
+                                     llvm::ArrayRef<const Tensor *> Parts) {
+  if (!Weights)
+    return std::make_shared<const Tensor>(concatLast(Parts));
+  return Weights->derived(Tag, Parts, [&] { return concatLast(Parts); });
+}
+
 llvm::Expected<bool> fuseMembers(Graph &G, llvm::ArrayRef<Member> Ms,
+                                 ReducedWeightCache *Weights,
                                  DecisionLog &Log) {
   Node *First = Ms.front().MatMul;
   bool HasBias = Ms.front().BiasAdd != nullptr;
@@ -99,8 +110,8 @@ llvm::Expected<bool> fuseMembers(Graph &G, llvm::ArrayRef<Member> Ms,
     }
     Name += (Name.empty() ? "" : "+") + memberName(*M.MatMul);
   }
-  Value *W =
-      G.addConstant(G.uniqueName(X->name() + ".packed_weight"), concatLast(Ws));
+  Value *W = G.addConstant(G.uniqueName(X->name() + ".packed_weight"),
+                           packed(Weights, "packed weight", Ws));
   auto Pos = G.iteratorOf(First);
   Node *MM = G.insertNode(Pos, OpKind::MatMul, {X, W},
                           {G.uniqueName(X->name() + ".packed")}, Name);
@@ -115,7 +126,7 @@ llvm::Expected<bool> fuseMembers(Graph &G, llvm::ArrayRef<Member> Ms,
     for (const Tensor &T : Flat)
       FlatPtrs.push_back(&T);
     Value *B = G.addConstant(G.uniqueName(X->name() + ".packed_bias"),
-                             concatLast(FlatPtrs));
+                             packed(Weights, "packed bias", FlatPtrs));
     std::string AddName;
     for (const Member &M : Ms)
       AddName += (AddName.empty() ? "" : "+") + memberName(*M.BiasAdd);
@@ -185,7 +196,7 @@ llvm::Expected<bool> HorizontalMatMulFusion::run(Graph &G, DecisionLog &Log) {
     const std::vector<Member> &Ms = Sets[K];
     if (Ms.size() < 2)
       continue;
-    auto C = fuseMembers(G, Ms, Log);
+    auto C = fuseMembers(G, Ms, Weights, Log);
     if (!C)
       return C.takeError();
     Changed |= *C;

@@ -27,14 +27,21 @@
 
 namespace solder {
 
+class ReducedWeightCache;
+
 class HorizontalMatMulFusion : public Pass {
 public:
-  explicit HorizontalMatMulFusion(FusionState &State) : State(State) {}
+  /// Weights, when set, keeps the packed weights for later compiles of the
+  /// same model (a dynamic model's variants pack the same bytes).
+  explicit HorizontalMatMulFusion(FusionState &State,
+                                  ReducedWeightCache *Weights = nullptr)
+      : State(State), Weights(Weights) {}
   llvm::StringRef name() const override { return "horizontal-matmul-fusion"; }
   llvm::Expected<bool> run(Graph &G, DecisionLog &Log) override;
 
 private:
   FusionState &State;
+  ReducedWeightCache *Weights;
 };
 
 } // namespace solder

@@ -144,7 +144,8 @@ std::vector<Stage> buildStages(const PipelineOptions &Opts,
           AutoAttentionShortKeys));
     if (Opts.TargetGpu && Opts.Attention != AttentionKernels::Generated)
       S.back().Passes.push_back(std::make_unique<AttentionMaskFloor>());
-    S.back().Passes.push_back(std::make_unique<HorizontalMatMulFusion>(Fusion));
+    S.back().Passes.push_back(
+        std::make_unique<HorizontalMatMulFusion>(Fusion, Opts.ReducedWeights));
     if (Opts.DeferNorms && Opts.TargetGpu && Reduced)
       S.back().Passes.push_back(std::make_unique<NormDeferral>());
     S.back().Passes.push_back(std::make_unique<EpilogueFusion>(Fusion));

@@ -18,6 +18,7 @@
 #include "ir/Tensor.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/Support/FormatVariadic.h"
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -413,9 +414,31 @@ bool ReducedWeightCache::flag(const Tensor &Src, DType T,
   return *E->Flag;
 }
 
+std::shared_ptr<const Tensor>
+ReducedWeightCache::derived(llvm::StringRef Tag,
+                            llvm::ArrayRef<const Tensor *> Parts,
+                            llvm::function_ref<Tensor()> Make) {
+  std::string Key = Tag.str();
+  for (const Tensor *P : Parts) {
+    Key += formatv("|{0:x}:{1}:{2}", uintptr_t(P->bytes().data()),
+                   P->bytes().size(), dtypeName(P->dtype()))
+               .str();
+    for (int64_t D : P->dims())
+      Key += "," + std::to_string(D);
+  }
+  std::lock_guard<std::mutex> Lock(Mu);
+  auto [It, New] = DerivedEntries.try_emplace(Key);
+  if (New) {
+    It->second.Value = std::make_shared<const Tensor>(Make());
+    for (const Tensor *P : Parts)
+      It->second.Parts.push_back(P->keepAlive());
+  }
+  return It->second.Value;
+}
+
 size_t ReducedWeightCache::size() const {
   std::lock_guard<std::mutex> Lock(Mu);
-  return Entries.size();
+  return Entries.size() + DerivedEntries.size();
 }
 
 llvm::ArrayRef<PrecisionRule> precisionPolicy() { return Policy; }

@@ -37,7 +37,9 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <tuple>
+#include <vector>
 
 namespace solder {
 
@@ -71,6 +73,13 @@ public:
           llvm::function_ref<std::shared_ptr<const Tensor>()> Make);
   /// Test(Src), computed once per place in the file.
   bool flag(const Tensor &Src, DType T, llvm::function_ref<bool()> Test);
+  /// A constant Make computes from Parts alone (horizontal-matmul-fusion's
+  /// packed weights), made once for the same parts: the entry keeps the
+  /// parts' bytes alive, so their addresses name them. Parts that are the
+  /// converted weights above are the same bytes in every variant.
+  std::shared_ptr<const Tensor> derived(llvm::StringRef Tag,
+                                        llvm::ArrayRef<const Tensor *> Parts,
+                                        llvm::function_ref<Tensor()> Make);
   /// Constants converted and flags computed, for tests.
   size_t size() const;
 
@@ -87,6 +96,12 @@ private:
   mutable std::mutex Mu;
   /// By offset and size in the file, source type and target type.
   std::map<std::tuple<size_t, size_t, DType, DType>, Entry> Entries;
+  struct Derived {
+    std::shared_ptr<const Tensor> Value;
+    std::vector<std::shared_ptr<const void>> Parts;
+  };
+  /// By tag and the parts' addresses, sizes, types and dims.
+  std::map<std::string, Derived> DerivedEntries;
 };
 
 class PrecisionConversion : public Pass {

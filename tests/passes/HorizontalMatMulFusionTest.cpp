@@ -1,6 +1,8 @@
 //===- HorizontalMatMulFusionTest.cpp -------------------------------------===//
 #include "passes/HorizontalMatMulFusion.h"
 #include "PassTestUtils.h"
+#include "passes/PrecisionConversion.h"
+#include <map>
 
 using namespace solder;
 using namespace solder::test;
@@ -95,4 +97,61 @@ TEST(HorizontalMatMulFusion, RespectsDisabledMembers) {
   // And nothing at all when two of three are disabled.
   auto [Changed2, After2] = fuse(Qkv, {"k_mm", "v_mm"});
   EXPECT_FALSE(Changed2);
+}
+
+namespace {
+/// The packed weight of Qkv after the pass, with the weights and biases
+/// replaced by the tensors of Shared (one per name, as a dynamic model's
+/// variants share their converted weights) and Cache given.
+const Tensor *
+packedWeight(Graph &G,
+             std::map<std::string, std::shared_ptr<const Tensor>> &Shared,
+             ReducedWeightCache *Cache) {
+  for (const char *Name : {"wq", "wk", "wv", "bq", "bk", "bv"}) {
+    Value *Old = G.lookup(Name);
+    auto &T = Shared[Name];
+    if (!T)
+      T = std::make_shared<const Tensor>(*Old->constant());
+    G.replaceAllUsesWith(Old, G.addConstant(std::string(Name) + ".s", T));
+  }
+  G.removeUnusedConstants();
+  FusionState State({});
+  HorizontalMatMulFusion Pass(State, Cache);
+  DecisionLog Log;
+  llvm::Expected<bool> Changed = Pass.run(G, Log);
+  EXPECT_TRUE(Changed && *Changed)
+      << (Changed ? "" : llvm::toString(Changed.takeError()));
+  for (const auto &N : G.nodes())
+    if (N->kind() == OpKind::MatMul)
+      return N->operand(1)->constant();
+  return nullptr;
+}
+} // namespace
+
+TEST(HorizontalMatMulFusion, VariantsShareTheirPackedWeights) {
+  // Two compiles of one model with a weight cache (a dynamic model's
+  // variants): the second packs nothing, it takes the first one's bytes.
+  auto File = std::make_shared<std::string>(16, '\0');
+  ReducedWeightCache Cache(*File, File);
+  std::map<std::string, std::shared_ptr<const Tensor>> Shared;
+  auto G1 = parseOrDie(Qkv), G2 = parseOrDie(Qkv);
+  ASSERT_TRUE(G1 && G2);
+  const Tensor *W1 = packedWeight(*G1, Shared, &Cache);
+  const Tensor *W2 = packedWeight(*G2, Shared, &Cache);
+  ASSERT_TRUE(W1 && W2);
+  EXPECT_EQ(W1->bytes().data(), W2->bytes().data());
+  EXPECT_EQ(W1->dims(), llvm::ArrayRef<int64_t>({4, 7}));
+  EXPECT_EQ(Cache.size(), 2u) << "the packed weight and the packed bias";
+}
+
+TEST(HorizontalMatMulFusion, WithoutACacheEachCompilePacks) {
+  // Negative twin: no cache, two packed weights of equal values.
+  std::map<std::string, std::shared_ptr<const Tensor>> Shared;
+  auto G1 = parseOrDie(Qkv), G2 = parseOrDie(Qkv);
+  ASSERT_TRUE(G1 && G2);
+  const Tensor *W1 = packedWeight(*G1, Shared, nullptr);
+  const Tensor *W2 = packedWeight(*G2, Shared, nullptr);
+  ASSERT_TRUE(W1 && W2);
+  EXPECT_NE(W1->bytes().data(), W2->bytes().data());
+  EXPECT_TRUE(W1->bitwiseEqual(*W2));
 }
