@@ -73,8 +73,9 @@ struct PipelineOptions {
   /// model's fp32 inputs and outputs keep their type when KeepModelIo.
   Precision Prec = Precision::F32;
   bool KeepModelIo = true;
-  /// When set, precision-conversion keeps the weights it converts there
-  /// for later compiles of the same model file (shape variants).
+  /// When set, precision-conversion keeps the weights it converts there,
+  /// and horizontal-matmul-fusion the weights it packs, for later compiles
+  /// of the same model file (shape variants).
   ReducedWeightCache *ReducedWeights = nullptr;
   /// Which 2-D convolutions conv-layout puts in NHWC (ir/DType.h).
   ConvLayout Layout = ConvLayout::Auto;

@@ -59,9 +59,10 @@ llvm::ArrayRef<PrecisionRule> precisionPolicy();
 /// each convert the same weights again (BERT-base: 110M values, 0.12 s of
 /// a new shape's first run). Only constants whose bytes lie in the file's
 /// bytes (Range, kept alive by Owner) are kept: their place there names
-/// them, with no hashing; constants computed by a compile (folded, or
-/// depending on the shape) are converted every time. Holds the converted
-/// copies (half the file's float bytes) as long as it lives. Thread-safe.
+/// them, with no hashing; so are constants made from kept ones alone
+/// (derived: packed weights). Constants a compile folds (which may depend
+/// on the shape) are converted every time. Holds the converted copies
+/// (half the file's float bytes) as long as it lives. Thread-safe.
 class ReducedWeightCache {
 public:
   ReducedWeightCache(llvm::StringRef Range, std::shared_ptr<const void> Owner)

@@ -195,7 +195,8 @@ private:
 
 /// How a dynamic model's variant compiles differently from a static plan.
 struct VariantOptions {
-  /// Where precision conversion keeps converted weights across variants.
+  /// Where precision conversion keeps converted weights, and
+  /// horizontal-matmul-fusion packed ones, across variants.
   ReducedWeightCache *Weights = nullptr;
   /// Kernels take the lengths that vary as parameters
   /// (CodegenOptions::ShapeParams).
