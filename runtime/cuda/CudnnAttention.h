@@ -15,6 +15,7 @@
 #define SOLDER_RUNTIME_CUDA_CUDNNATTENTION_H
 
 #include "runtime/cuda/CudaLibraries.h"
+#include "runtime/cuda/DnnGraph.h"
 #include "runtime/cuda/Plan.h"
 #include "llvm/Support/Error.h"
 #include <memory>
@@ -22,22 +23,6 @@
 #include <vector>
 
 namespace solder {
-
-/// A cuDNN backend descriptor, destroyed with its owner.
-class DnnDescriptor {
-public:
-  DnnDescriptor() = default;
-  explicit DnnDescriptor(cudnnBackendDescriptor_t D) : D(D) {}
-  DnnDescriptor(DnnDescriptor &&O) noexcept : D(O.D) { O.D = nullptr; }
-  DnnDescriptor &operator=(DnnDescriptor &&O) noexcept;
-  DnnDescriptor(const DnnDescriptor &) = delete;
-  DnnDescriptor &operator=(const DnnDescriptor &) = delete;
-  ~DnnDescriptor();
-  cudnnBackendDescriptor_t get() const { return D; }
-
-private:
-  cudnnBackendDescriptor_t D = nullptr;
-};
 
 class AttentionCall {
 public:
