@@ -631,6 +631,8 @@ emitGraphKernels(const Graph &G, const CodegenOptions &Opts) {
         }
         continue;
       }
+      if (Opts.ConvGraphGroups.count(groupInfo(*N).Id))
+        continue; // cuDNN runs the whole chain
       LibraryEpilogue Split = matchLibraryEpilogue(*N);
       if (!Split.Anchor)
         return nodeError(*N, "contraction group without a contraction");

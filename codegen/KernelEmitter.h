@@ -73,6 +73,9 @@ struct CodegenOptions {
   /// run faster with them baked in (BERT-base b32 s128 on an H100:
   /// attention 276 us baked, 285 us as parameters).
   bool ShapeParams = false;
+  /// Convolution groups (ids) that run as one cuDNN operation graph
+  /// (ConvGraphEpilogue.h): no rest kernel is emitted for them.
+  std::set<int64_t> ConvGraphGroups;
 };
 
 /// Deterministic kernel names: `solder_<node index>_<op>` where the index

@@ -20,6 +20,9 @@
 //   ConvTranspose: only a per-channel bias Add (run as the bias kernel that
 //             also serves its own bias), and only without its own bias.
 //
+// A convolution group may instead run whole as one cuDNN operation graph
+// (ConvGraphEpilogue.h), where tuning measured that faster.
+//
 // A "bias" is a vector broadcast along the last dim (matmul: one value per
 // column) or along the channel dim (conv); a "residual" has exactly the
 // result's shape. erf Gelu is not cuBLASLt's GELU (a tanh approximation,

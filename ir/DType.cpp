@@ -155,6 +155,26 @@ llvm::StringRef attentionKernelsName(AttentionKernels A) {
   return "auto";
 }
 
+std::optional<ConvEpilogues> parseConvEpilogues(llvm::StringRef Name) {
+  for (ConvEpilogues C :
+       {ConvEpilogues::Auto, ConvEpilogues::Fused, ConvEpilogues::Graph})
+    if (convEpiloguesName(C) == Name)
+      return C;
+  return std::nullopt;
+}
+
+llvm::StringRef convEpiloguesName(ConvEpilogues C) {
+  switch (C) {
+  case ConvEpilogues::Auto:
+    return "auto";
+  case ConvEpilogues::Fused:
+    return "fused";
+  case ConvEpilogues::Graph:
+    return "graph";
+  }
+  return "auto";
+}
+
 DType storageDType(Precision P) {
   return P == Precision::F16    ? DType::F16
          : P == Precision::BF16 ? DType::BF16

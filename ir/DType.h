@@ -108,6 +108,17 @@ enum class AttentionKernels : uint8_t { Auto, Generated, Cudnn };
 std::optional<AttentionKernels> parseAttentionKernels(llvm::StringRef Name);
 llvm::StringRef attentionKernelsName(AttentionKernels A);
 
+/// How a convolution group runs on the GPU: fused = cuDNN's
+/// cudnnConvolutionBiasActivationForward (bias, residual, ReLU) plus one
+/// generated kernel for the rest of the chain; graph = the convolution and
+/// its whole chain as one cuDNN backend operation graph (runtime fusion;
+/// NHWC f16/bf16 groups whose chain has pointwise forms); auto = graph
+/// where tuning (`--tune`) timed it faster, else fused.
+enum class ConvEpilogues : uint8_t { Auto, Fused, Graph };
+/// "auto", "fused", "graph" and back.
+std::optional<ConvEpilogues> parseConvEpilogues(llvm::StringRef Name);
+llvm::StringRef convEpiloguesName(ConvEpilogues C);
+
 /// IEEE half <-> float, round to nearest even.
 float halfToFloat(uint16_t H);
 /// Every float: infinities, NaN, overflow, subnormals.

@@ -59,6 +59,8 @@ struct PipelineOptions {
   GemmKernels Gemm = GemmKernels::Auto;
   /// `--attention-kernels`: likewise carried to PlanOptions::Attention.
   AttentionKernels Attention = AttentionKernels::Auto;
+  /// `--conv-epilogues`: likewise carried to PlanOptions::Conv.
+  ConvEpilogues Conv = ConvEpilogues::Auto;
   /// Fusion instances not to form: a group id ("7"): that group is not
   /// formed and its members run unfused; an ONNX node name: that node is
   /// kept out of every group.

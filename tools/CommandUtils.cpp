@@ -294,6 +294,15 @@ FusionFlags::FusionFlags(cl::SubCommand &Sub, cl::OptionCategory &Cat)
                          "fused), or auto (default: what "
                          "compile --tune measured faster, else generated)"),
                 cl::init("auto"), cl::sub(Sub), cl::cat(Cat)),
+      Conv("conv-epilogues", cl::value_desc("auto|fused|graph"),
+           cl::desc("How convolution groups run: fused (cuDNN's "
+                    "cudnnConvolutionBiasActivationForward for bias, "
+                    "residual and ReLU, plus a generated kernel for the rest "
+                    "of the chain), graph (the convolution and its whole "
+                    "chain as one cuDNN operation graph, runtime fusion; "
+                    "NHWC f16/bf16 groups), or auto (default: what compile "
+                    "--tune measured faster, else fused)"),
+           cl::init("auto"), cl::sub(Sub), cl::cat(Cat)),
       DependentLaunch(
           "dependent-launch",
           cl::desc("sm_90+: launch generated kernels as programmatic "
@@ -310,6 +319,14 @@ Expected<AttentionKernels> FusionFlags::attentionKernels() const {
     return usageError("--attention-kernels '" + Attention +
                       "': expected auto, generated or cudnn");
   return *A;
+}
+
+Expected<ConvEpilogues> FusionFlags::convEpilogues() const {
+  std::optional<ConvEpilogues> C = parseConvEpilogues(Conv);
+  if (!C)
+    return usageError("--conv-epilogues '" + Conv +
+                      "': expected auto, fused or graph");
+  return *C;
 }
 
 Expected<GemmKernels> FusionFlags::gemmKernels() const {
@@ -348,8 +365,12 @@ static Error applyFusionFlags(const FusionFlags &F, OptionsT &O) {
   Expected<AttentionKernels> A = F.attentionKernels();
   if (!A)
     return A.takeError();
+  Expected<ConvEpilogues> C = F.convEpilogues();
+  if (!C)
+    return C.takeError();
   O.Gemm = *G;
   O.Attention = *A;
+  O.Conv = *C;
   O.NoFusion = F.noFusion();
   O.FuseAttention = F.fuseAttention();
   O.DeferNorms = F.deferNorms();

@@ -104,6 +104,8 @@ public:
   llvm::Expected<GemmKernels> gemmKernels() const;
   /// --attention-kernels, or a usage error naming the bad value.
   llvm::Expected<AttentionKernels> attentionKernels() const;
+  /// --conv-epilogues, or a usage error naming the bad value.
+  llvm::Expected<ConvEpilogues> convEpilogues() const;
   std::vector<std::string> disabledFusions() const {
     return {Disabled.begin(), Disabled.end()};
   }
@@ -118,7 +120,7 @@ private:
   llvm::cl::opt<bool> NoFusion;
   llvm::cl::opt<bool> FuseAttention, NoFuseAttention, DeferNorms;
   llvm::cl::list<std::string> Disabled;
-  llvm::cl::opt<std::string> Gemm, Attention;
+  llvm::cl::opt<std::string> Gemm, Attention, Conv;
   llvm::cl::opt<bool> DependentLaunch;
 };
 

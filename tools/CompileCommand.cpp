@@ -124,6 +124,7 @@ Expected<CompiledOnnxModel> compileOnnxModel(StringRef Path,
   CO.AutoAttention = Opts.AutoAttention;
   CO.Gemm = Opts.Gemm;
   CO.Attention = Opts.Attention;
+  CO.Conv = Opts.Conv;
   CO.DependentLaunch = Opts.DependentLaunch;
   CO.Tune = Opts.Tune;
   CO.DisabledFusions = Opts.DisabledFusions;
@@ -185,11 +186,13 @@ loadOrCompileModel(StringRef Path, const ModelLoadOptions &Opts) {
                                "compile`");
     if (Opts.NoFusion || !Opts.DisabledFusions.empty() ||
         Opts.Gemm != GemmKernels::Auto ||
-        Opts.Attention != AttentionKernels::Auto || Opts.DependentLaunch ||
+        Opts.Attention != AttentionKernels::Auto ||
+        Opts.Conv != ConvEpilogues::Auto || Opts.DependentLaunch ||
         Opts.DeferNorms)
       return createStringError(inconvertibleErrorCode(),
                                "--no-fusion, --disable-fusion, --gemm-kernels, "
-                               "--attention-kernels, --dependent-launch and "
+                               "--attention-kernels, --conv-epilogues, "
+                               "--dependent-launch and "
                                "--defer-norms do "
                                "not apply to a plan file: they were fixed by "
                                "`solder compile`");

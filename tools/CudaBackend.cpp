@@ -43,6 +43,7 @@ public:
     Plan.Prec = PO.Prec;
     Plan.Gemm = PO.Gemm;
     Plan.Attention = PO.Attention;
+    Plan.Conv = PO.Conv;
     Expected<solder::Plan> P = buildPlan(G, Plan);
     if (!P)
       return P.takeError();

@@ -52,6 +52,7 @@ struct ModelLoadOptions {
   bool AutoAttention = true;            ///< not --no-fuse-attention
   GemmKernels Gemm = GemmKernels::Auto; ///< --gemm-kernels
   AttentionKernels Attention = AttentionKernels::Auto; ///< --attention-kernels
+  ConvEpilogues Conv = ConvEpilogues::Auto;            ///< --conv-epilogues
   bool DependentLaunch = false;                        ///< --dependent-launch
   bool Tune = false;                                   ///< compile --tune
   std::vector<std::string> DisabledFusions;

@@ -156,11 +156,15 @@ static int runPlanCommand() {
   Expected<AttentionKernels> Attn = RunFusion.attentionKernels();
   if (!Attn)
     return reportError(Attn.takeError());
+  Expected<ConvEpilogues> Conv = RunFusion.convEpilogues();
+  if (!Conv)
+    return reportError(Conv.takeError());
   if (RunFusion.noFusion() || !RunFusion.disabledFusions().empty() ||
       *Gemm != GemmKernels::Auto || *Attn != AttentionKernels::Auto ||
-      RunFusion.dependentLaunch())
+      *Conv != ConvEpilogues::Auto || RunFusion.dependentLaunch())
     return reportError("--no-fusion, --disable-fusion, --gemm-kernels, "
-                       "--attention-kernels and --dependent-launch do not "
+                       "--attention-kernels, --conv-epilogues and "
+                       "--dependent-launch do not "
                        "apply to a plan file: they were fixed by `solder "
                        "compile`");
   if (!RunShapes.empty())

@@ -143,6 +143,11 @@ struct CompileOptions {
   /// cuDNN's fused attention (f16/bf16; the plan fails to load where cuDNN
   /// refuses the group), or auto: what Tune chose, else generated.
   AttentionKernels Attention = AttentionKernels::Auto;
+  /// How convolution groups run: cuDNN's fused call plus a generated kernel
+  /// for the rest, one cuDNN operation graph for the whole chain (NHWC
+  /// f16/bf16; the plan fails to load where cuDNN has no engine for a
+  /// group), or auto: what Tune chose, else the fused call.
+  ConvEpilogues Conv = ConvEpilogues::Auto;
   /// Experimental, not yet measured on a GPU: generated kernels (sm_90+)
   /// launch as programmatic dependents of the step before
   /// (`--dependent-launch`), overlapping its tail with their launch.

@@ -101,6 +101,7 @@ static PipelineOptions pipelineOptions(const CompileOptions &Opts,
   PO.DeferNorms = Opts.DeferNorms;
   PO.AutoAttention = Opts.AutoAttention;
   PO.Attention = Opts.Attention;
+  PO.Conv = Opts.Conv;
   PO.DisabledFusions = Opts.DisabledFusions;
   PO.Prec = Opts.Prec;
   PO.KeepModelIo = !Opts.ComputeIo;
@@ -209,6 +210,7 @@ RuntimeAccess::compileWith(Graph &G, const CompileOptions &Opts,
   PlanOpts.ShapeParams = Variant && Variant->ShapeParams;
   PlanOpts.Gemm = Opts.Gemm;
   PlanOpts.Attention = Opts.Attention;
+  PlanOpts.Conv = Opts.Conv;
   PlanOpts.DependentLaunch = Opts.DependentLaunch;
   if (Opts.Tune && Opts.Gemm == GemmKernels::Auto &&
       (Opts.Prec == Precision::F16 || Opts.Prec == Precision::BF16)) {
@@ -220,6 +222,12 @@ RuntimeAccess::compileWith(Graph &G, const CompileOptions &Opts,
       (Opts.Prec == Precision::F16 || Opts.Prec == Precision::BF16)) {
     PhaseScope Phase(Opts.OnPhase, "tuning");
     if (Error E = tuneAttentionGroups(G, PlanOpts))
+      return std::move(E);
+  }
+  if (Opts.Tune && Opts.Conv == ConvEpilogues::Auto &&
+      (Opts.Prec == Precision::F16 || Opts.Prec == Precision::BF16)) {
+    PhaseScope Phase(Opts.OnPhase, "tuning");
+    if (Error E = tuneConvGroups(G, PlanOpts))
       return std::move(E);
   }
   Expected<Plan> P = [&] {
@@ -569,8 +577,23 @@ Error CompiledModel::Impl::loadOnce() {
           Label = S.Label;
       return rtError(Label + ": " + toString(std::move(E)));
     };
+    // Graphs: cuDNN's engine choice and workspace, checked once per
+    // distinct graph (contexts build their own plans on their handles).
+    std::map<std::string, size_t> GraphWs;
     for (size_t Idx = 0; Idx < P.Convs.size(); ++Idx) {
       ConvConfig &C = P.Convs[Idx];
+      if (C.Graph) {
+        std::string Key = convGraphPlanKey(C);
+        auto It = GraphWs.find(Key);
+        if (It == GraphWs.end()) {
+          ConvGraphCall Call;
+          if (Error E = Call.init(C, Dnn))
+            return Fail(std::move(E), Idx);
+          It = GraphWs.emplace(Key, Call.workspaceBytes()).first;
+        }
+        WorkspaceBytes = std::max(WorkspaceBytes, It->second);
+        continue;
+      }
       if (C.Algo < 0) {
         std::string Key = convKey(C);
         auto It = Cache.find(Key);

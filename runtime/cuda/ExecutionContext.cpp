@@ -77,10 +77,11 @@ Error ExecutionContext::Impl::init(char *External, uint64_t ExternalBytes) {
   }
   for (const ConvConfig &C : P.Convs) {
     Convs.push_back(std::make_unique<ConvCall>());
-    if (Error E = Convs.back()->init(C))
-      return E;
+    if (!C.Graph)
+      if (Error E = Convs.back()->init(C))
+        return E;
   }
-  if (Error E = initAttentions())
+  if (Error E = initDnnPlans())
     return E;
   DependentLaunchOk = smVersionOf(P.Arch) >= 90;
   if (External) {
@@ -302,8 +303,23 @@ Error ExecutionContext::Impl::refreshArgs(cudaStream_t Stream) {
   return Error::success();
 }
 
-Error ExecutionContext::Impl::initAttentions() {
+Error ExecutionContext::Impl::initDnnPlans() {
   const Plan &P = M->P;
+  ConvGraphs.clear();
+  ConvGraphOf.assign(P.Convs.size(), SIZE_MAX);
+  std::map<std::string, size_t> Graphs;
+  for (size_t I = 0; I < P.Convs.size(); ++I) {
+    if (!P.Convs[I].Graph)
+      continue;
+    auto [It, New] =
+        Graphs.emplace(convGraphPlanKey(P.Convs[I]), ConvGraphs.size());
+    ConvGraphOf[I] = It->second;
+    if (!New)
+      continue;
+    ConvGraphs.push_back(std::make_unique<ConvGraphCall>());
+    if (Error E = ConvGraphs.back()->init(P.Convs[I], Dnn))
+      return rtError(convLabel(P, I) + ": " + toString(std::move(E)));
+  }
   Attentions.clear();
   AttentionOf.clear();
   std::map<std::string, size_t> Built;
@@ -394,6 +410,15 @@ Error ExecutionContext::Impl::enqueueSteps(cudaStream_t S, size_t First,
     }
     case PlanStep::Kind::Conv: {
       const ConvConfig &C = P.Convs[St.Index];
+      if (C.Graph) {
+        std::vector<const void *> Reads(C.GraphReads.size(), nullptr);
+        for (size_t I = 0; I < Reads.size(); ++I)
+          if (C.GraphTensors[I].K == ConvGraphTensor::Kind::Operand)
+            Reads[I] = resolve(C.GraphReads[I]);
+        E = ConvGraphs[ConvGraphOf[St.Index]]->enqueue(
+            Dnn, resolve(C.X), resolve(C.W), resolveMut(C.Y), Reads, Workspace);
+        break;
+      }
       E = Convs[St.Index]->enqueue(Dnn, resolve(C.X), resolve(C.W),
                                    resolveMut(C.Y),
                                    C.Fused ? resolve(C.Bias) : nullptr,

@@ -1,11 +1,13 @@
 //===- GemmTuning.cpp - Generated GEMM or library, timed per group --------===//
 #include "runtime/cuda/GemmTuning.h"
+#include "codegen/ConvGraphEpilogue.h"
 #include "codegen/KernelEmitter.h"
 #include "codegen/NvrtcCompiler.h"
 #include "ir/AttentionSpec.h"
 #include "ir/FusedGroup.h"
 #include "runtime/cuda/CudaLibraries.h"
 #include "runtime/cuda/CudaSupport.h"
+#include "runtime/cuda/CudnnConvGraph.h"
 #include "runtime/cuda/KernelCompiler.h"
 #include "runtime/cuda/PlanFile.h"
 #include "solder/Solder.h"
@@ -30,7 +32,7 @@ constexpr unsigned TuneRuns = 7, TuneReps = 20;
 /// 1.02-1.05x of cuBLASLt plus the row kernel in plans on an H200, which
 /// 5% never kept). Either way the plan with the choices must then also run
 /// faster whole.
-constexpr double AttentionMargin = 0.95, GemmMargin = 0.98;
+constexpr double AttentionMargin = 0.95, GemmMargin = 0.98, ConvMargin = 0.98;
 
 struct PlanTimes {
   std::map<int64_t, double> Groups; ///< each candidate group's steps alone
@@ -177,6 +179,22 @@ std::string tuningPath(const PlanOptions &Opts, StringRef Key) {
   NO.CacheDir = Opts.CacheDir;
   std::string Dir = resolveCacheDir(NO);
   return Dir.empty() ? "" : Dir + "/tuning/" + Key.str();
+}
+
+/// The cache path of a tuning between plans A and B that cuDNN takes part
+/// in: keyed by What and cuDNN's version besides tuningKey's parts.
+Expected<std::string> cudnnTuningPath(const PlanOptions &Opts, const Plan &A,
+                                      const Plan &B, StringRef What) {
+  Expected<std::string> Gpu = currentDeviceName();
+  if (!Gpu)
+    return Gpu.takeError();
+  Expected<const CudaLibraries *> Libs = loadCudaLibraries();
+  if (!Libs)
+    return Libs.takeError();
+  return tuningPath(Opts, tuningKey(A, B, *Gpu,
+                                    (What + ", cuDNN " +
+                                     std::to_string((*Libs)->cudnnGetVersion()))
+                                        .str()));
 }
 
 /// The cached outcome for Ids, or false when there is none (or it does
@@ -486,17 +504,11 @@ Error tuneAttentionGroups(const Graph &G, PlanOptions &Opts) {
       Takes.insert(Grp.Id);
   if (Takes.empty())
     return Error::success();
-  Expected<std::string> Gpu = currentDeviceName();
-  if (!Gpu)
-    return Gpu.takeError();
-  Expected<const CudaLibraries *> Libs = loadCudaLibraries();
-  if (!Libs)
-    return Libs.takeError();
-  std::string Key = tuningKey(*GenPlan, *DnnPlan, *Gpu,
-                              "solder attention tuning 2, cuDNN " +
-                                  std::to_string((*Libs)->cudnnGetVersion()));
-  std::string Path = tuningPath(Opts, Key);
-  if (reuseCache(Path, Takes, Opts.Progress, Opts.AttentionChoices,
+  Expected<std::string> Path =
+      cudnnTuningPath(Opts, *GenPlan, *DnnPlan, "solder attention tuning 2");
+  if (!Path)
+    return Path.takeError();
+  if (reuseCache(*Path, Takes, Opts.Progress, Opts.AttentionChoices,
                  Opts.AttentionNotes))
     return Error::success();
   std::map<int64_t, bool> Choices;
@@ -523,11 +535,168 @@ Error tuneAttentionGroups(const Graph &G, PlanOptions &Opts) {
                  Choices, Notes, AttentionMargin)) {
     return E;
   }
-  writeCache(Path, Choices, Notes);
+  writeCache(*Path, Choices, Notes);
   for (auto &[Id, Use] : Choices) {
     Opts.AttentionChoices[Id] = Use;
     Opts.AttentionNotes[Id] = Notes[Id];
   }
+  return Error::success();
+}
+
+/// Engine configurations a convolution graph is timed with.
+static constexpr int ConvEngineTries = 3;
+
+/// The engine configuration per group beside a tuning's cache file
+/// (<path>.engines, "<id> <configuration>" lines; best effort as the
+/// cache itself).
+static void writeEngines(StringRef Path, const std::map<int64_t, int> &E) {
+  if (!Path.empty())
+    consumeError(
+        writeAtomically(Path.str() + ".engines", [&](raw_pwrite_stream &OS) {
+          for (const auto &[Id, K] : E)
+            OS << Id << " " << K << "\n";
+        }));
+}
+
+static void readEngines(StringRef Path, std::map<int64_t, int> &E) {
+  ErrorOr<std::unique_ptr<MemoryBuffer>> B =
+      MemoryBuffer::getFile(Path.str() + ".engines");
+  if (!B)
+    return;
+  SmallVector<StringRef, 64> Lines;
+  (*B)->getBuffer().split(Lines, '\n', -1, false);
+  for (StringRef L : Lines) {
+    auto [IdText, KText] = L.split(' ');
+    int64_t Id;
+    int K;
+    if (!IdText.getAsInteger(10, Id) && !KText.getAsInteger(10, K) && K >= 0 &&
+        K < ConvEngineTries)
+      E[Id] = K;
+  }
+}
+
+Error tuneConvGroups(const Graph &G, PlanOptions &Opts) {
+  std::set<int64_t> Ids;
+  for (const auto &N : G.nodes())
+    if (isFusedGroup(*N) && groupInfo(*N).Kind == GroupKind::Contraction &&
+        lowerConvGraph(*N).Anchor)
+      Ids.insert(groupInfo(*N).Id);
+  if (Ids.empty())
+    return Error::success();
+  if (Opts.Progress)
+    *Opts.Progress << "tuning: timing " << Ids.size()
+                   << " convolution groups as cuDNN's fused call and as "
+                      "cuDNN operation graphs\n";
+  PlanOptions FusedOpts = Opts, GraphOpts = Opts;
+  FusedOpts.Conv = ConvEpilogues::Fused;
+  GraphOpts.Conv = ConvEpilogues::Graph;
+  Expected<Plan> FusedPlan = candidatePlan(G, FusedOpts);
+  if (!FusedPlan)
+    return FusedPlan.takeError();
+  Expected<Plan> GraphPlan = candidatePlan(G, GraphOpts);
+  if (!GraphPlan)
+    return GraphPlan.takeError();
+  Expected<std::string> CachePath =
+      cudnnTuningPath(Opts, *FusedPlan, *GraphPlan, "solder conv tuning 2");
+  if (!CachePath)
+    return CachePath.takeError();
+  const std::string &Path = *CachePath;
+  if (reuseCache(Path, Ids, Opts.Progress, Opts.ConvGraphChoices,
+                 Opts.ConvGraphNotes)) {
+    readEngines(Path, Opts.ConvGraphEngines);
+    return Error::success();
+  }
+  std::map<int64_t, bool> Choices;
+  std::map<int64_t, std::string> Notes;
+  std::map<int64_t, int> Picked;
+  // Groups cuDNN has no engine for on this GPU stay fused, saying why;
+  // identical graphs are asked once.
+  std::set<int64_t> Takes;
+  {
+    cudnnHandle_t H;
+    if (cudnnStatus_t S = cudaLibs().cudnnCreate(&H); S != CUDNN_STATUS_SUCCESS)
+      return dnnError(S, "cudnnCreate");
+    std::map<std::string, std::string> Refused;
+    for (const PlanGroup &Grp : GraphPlan->Groups) {
+      if (!Ids.count(Grp.Id) || Grp.Steps.empty())
+        continue;
+      const PlanStep &S = GraphPlan->Steps[Grp.Steps.front()];
+      if (S.K != PlanStep::Kind::Conv || !GraphPlan->Convs[S.Index].Graph)
+        continue;
+      const ConvConfig &C = GraphPlan->Convs[S.Index];
+      std::string K = convGraphPlanKey(C);
+      auto It = Refused.find(K);
+      if (It == Refused.end()) {
+        ConvGraphCall Call;
+        Error E = Call.init(C, H);
+        It = Refused.emplace(K, E ? toString(std::move(E)) : "").first;
+      }
+      if (It->second.empty()) {
+        Takes.insert(Grp.Id);
+        continue;
+      }
+      std::string Why = It->second;
+      std::replace(Why.begin(), Why.end(), '\n', ' ');
+      Choices[Grp.Id] = false;
+      Notes[Grp.Id] = "not a cuDNN graph: " + Why;
+    }
+    cudaLibs().cudnnDestroy(H);
+  }
+  if (Opts.Progress)
+    *Opts.Progress << "tuning: cuDNN has engines for " << Takes.size() << " of "
+                   << Ids.size() << " convolution graphs\n";
+  std::map<int64_t, int> Engines;
+  auto Build = [&](const std::map<int64_t, bool> &C) {
+    PlanOptions Chosen = Opts;
+    Chosen.Conv = ConvEpilogues::Auto;
+    Chosen.ConvGraphChoices = C;
+    Chosen.ConvGraphEngines = Engines;
+    return candidatePlan(G, Chosen);
+  };
+  if (!Takes.empty()) {
+    std::map<int64_t, bool> Only;
+    for (int64_t Id : Takes)
+      Only[Id] = true;
+    // Each graph with the first few engine configurations cuDNN's
+    // heuristics list (a group offered fewer takes the first that
+    // finalizes): the fastest per group is the graph's candidate.
+    PlanTimes Best;
+    for (int K = 0; K < ConvEngineTries; ++K) {
+      for (int64_t Id : Takes)
+        Engines[Id] = K;
+      Expected<Plan> Try = Build(Only);
+      if (!Try)
+        return Try.takeError();
+      Expected<PlanTimes> T = timePlan(std::move(*Try), Takes);
+      if (!T)
+        return T.takeError();
+      for (auto [Id, Ms] : T->Groups) {
+        auto It = Best.Groups.find(Id);
+        if (It == Best.Groups.end() || Ms < It->second) {
+          Best.Groups[Id] = Ms;
+          Picked[Id] = K;
+        }
+      }
+    }
+    Engines = Picked;
+    Expected<PlanTimes> Fused = timePlan(std::move(*FusedPlan), Takes);
+    if (!Fused)
+      return Fused.takeError();
+    if (Error E =
+            chooseFaster(Takes, *Fused, Best, "fused call", "cuDNN graph",
+                         "cuDNN graphs", Build, Choices, Notes, ConvMargin))
+      return E;
+    for (int64_t Id : Takes)
+      Notes[Id] +=
+          formatv(" (graph: engine configuration {0})", Picked[Id]).str();
+  }
+  writeCache(Path, Choices, Notes);
+  writeEngines(Path, Engines);
+  for (auto &[Id, Use] : Choices) {
+    Opts.ConvGraphChoices[Id] = Use;
+    Opts.ConvGraphNotes[Id] = Notes[Id];
+  }
+  Opts.ConvGraphEngines = Engines;
   return Error::success();
 }
 

@@ -39,6 +39,14 @@ llvm::Error tuneGemmGroups(const Graph &G, PlanOptions &Opts);
 /// a GPU.
 llvm::Error tuneAttentionGroups(const Graph &G, PlanOptions &Opts);
 
+/// Fills Opts.ConvGraphChoices and Opts.ConvGraphNotes for every
+/// convolution group that lowers to a cuDNN operation graph
+/// (codegen/ConvGraphEpilogue.h) and for which cuDNN has an engine on this
+/// GPU, timed against cuDNN's fused call plus the rest kernel the same way
+/// (the graph must win by 2%, and the plan with the chosen graphs must be
+/// faster whole); needs a GPU.
+llvm::Error tuneConvGroups(const Graph &G, PlanOptions &Opts);
+
 } // namespace solder
 
 #endif

@@ -671,6 +671,11 @@ std::string describeLibraryChoice(const Plan &P, const PlanStep &S) {
   if (S.K == PlanStep::Kind::Conv && S.Index < P.Convs.size()) {
     const ConvConfig &C = P.Convs[S.Index];
     std::string Out = std::string("cuDNN ") + (C.Nhwc ? "NHWC" : "NCHW") + ", ";
+    if (C.Graph)
+      return "cuDNN operation graph (convolution + " +
+             std::to_string(C.GraphOps.size()) + " pointwise ops), " +
+             mathMode(C.Elem, false) +
+             ", engine chosen by cuDNN's heuristics at load";
     if (C.Algo < 0)
       return Out + mathMode(C.Elem, C.AllowTF32) +
              ", algorithm measured at load";

@@ -17,6 +17,7 @@
 #ifndef SOLDER_RUNTIME_CUDA_PLAN_H
 #define SOLDER_RUNTIME_CUDA_PLAN_H
 
+#include "codegen/ConvGraphEpilogue.h"
 #include "codegen/GeneratedKernel.h"
 #include "ir/DType.h"
 #include "passes/Pass.h"
@@ -162,6 +163,20 @@ struct ConvConfig {
   bool HasZ = false;
   float Alpha2 = 0.0f;
   BufferRef X, W, Y, Bias, Z;
+  /// Graph (forward, NHWC, f16/bf16): the convolution and the pointwise
+  /// chain after it as one cuDNN backend operation graph (CudnnConvGraph.h,
+  /// codegen/ConvGraphEpilogue.h); Fused, Bias and Z are unused then.
+  /// GraphReads[I] is the buffer Operand tensor I reads (others unused);
+  /// the Output tensor is Y.
+  bool Graph = false;
+  std::vector<ConvGraphTensor> GraphTensors;
+  std::vector<ConvGraphOp> GraphOps;
+  std::vector<BufferRef> GraphReads;
+  /// Which engine runs the graph: -1 = the first configuration cuDNN's
+  /// heuristics offer that finalizes; K >= 0 = configuration K of
+  /// heuristics mode A's list (tuning times the first few and keeps the
+  /// fastest; a plan loaded where that one does not finalize takes -1's).
+  int32_t GraphEngine = -1;
 };
 
 /// Scaled dot-product attention as one cuDNN call (the backend graph API's

@@ -29,6 +29,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/cuda/PlanBuilder.h"
+#include "codegen/ConvGraphEpilogue.h"
 #include "codegen/GeneratedKernel.h"
 #include "codegen/KernelEmitter.h"
 #include "codegen/LibraryEpilogue.h"
@@ -199,6 +200,8 @@ struct ConvValues {
   /// and z.
   const Value *Bias = nullptr, *Z = nullptr;
   bool ZeroBias = false;
+  /// Graph calls: per graph tensor, the value an Operand tensor reads.
+  std::vector<const Value *> GraphReads;
 };
 
 struct AttentionValues {
@@ -251,6 +254,8 @@ private:
   Error addCudnnAttention(const Node &N, bool &Added, std::string &Why);
   /// The library call plus its rest kernel.
   Error addLibraryGroup(const Node &Group, std::string &RunsAs);
+  /// A convolution group as one cuDNN operation graph.
+  Error addConvGraph(const Node &Group, std::string &RunsAs);
   void addGemmEpilogue(GemmConfig &C, GemmValues &GV, const LibraryEpilogue *E);
   void recordGroup(const Node &N, size_t FirstStep, std::string RunsAs);
   std::optional<BufferRef> placedRef(const Value *V);
@@ -291,6 +296,7 @@ private:
   std::vector<ProtoGroup> Groups;
   /// Contraction groups that run as one generated GEMM.
   std::set<int64_t> GemmGroups;
+  std::set<int64_t> ConvGraphs;
   StringMap<unsigned> KernelByName;
   DenseMap<const Value *, BufferRef> Loc;
 };
@@ -611,7 +617,10 @@ Error Builder::addConv(const Node &N, bool Transpose,
     C.Strides.insert(C.Strides.begin(), 1);
     C.Dilations.insert(C.Dilations.begin(), 1);
   }
-  ConvValues CV{X, W, Y};
+  ConvValues CV;
+  CV.X = X;
+  CV.W = W;
+  CV.Y = Y;
   // Inside a contraction group, bias, z and ReLU go into one
   // cudnnConvolutionBiasActivationForward (which needs a bias: zeros when
   // the model has none). Alone, a Conv keeps the plain call and the bias
@@ -682,6 +691,16 @@ Error Builder::addContractionGroup(const Node &Group, std::string &RunsAs) {
   auto Note = Opts.GemmNotes.find(Id);
   std::string Tuned =
       Note == Opts.GemmNotes.end() ? "" : " (" + Note->second + ")";
+  // A convolution group tuning kept on cuDNN's fused call says why too.
+  if (auto Conv = Opts.ConvGraphNotes.find(Id);
+      Tuned.empty() && Conv != Opts.ConvGraphNotes.end())
+    Tuned = " (" + Conv->second + ")";
+  if (ConvGraphs.count(Id)) {
+    if (Error E = addConvGraph(Group, RunsAs))
+      return E;
+    RunsAs += Tuned;
+    return Error::success();
+  }
   if (GemmGroups.count(Id)) {
     // Split: the GEMM writes normSplitValue (its product plus bias), a
     // row kernel reads it and computes the group's results.
@@ -714,6 +733,48 @@ Error Builder::addContractionGroup(const Node &Group, std::string &RunsAs) {
   if (Error E = addLibraryGroup(Group, RunsAs))
     return E;
   RunsAs += Tuned;
+  return Error::success();
+}
+
+Error Builder::addConvGraph(const Node &Group, std::string &RunsAs) {
+  ConvGraphLowering L = lowerConvGraph(Group);
+  if (!L.Anchor)
+    return planError(Group.describe() + ": " + L.Why);
+  // The legacy call's configuration (dims, pads, strides), without its
+  // epilogue; the graph replaces the epilogue.
+  size_t First = Steps.size();
+  if (Error E = addConv(*L.Anchor, /*Transpose=*/false, nullptr))
+    return E;
+  if (Steps.size() != First + 1)
+    return planError(Group.describe() +
+                     ": the convolution took more than one step");
+  ConvConfig &C = P.Convs.back();
+  ConvValues &CV = ConvVals.back();
+  ProtoStep &S = Steps.back();
+  if (!C.Nhwc || C.Transpose || C.XDims.size() != 4)
+    return planError(Group.describe() +
+                     ": a convolution graph must be a 2-D NHWC forward conv");
+  C.Fused = false;
+  C.HasZ = false;
+  C.Act = ConvConfig::Activation::Identity;
+  CV.Bias = CV.Z = nullptr;
+  CV.ZeroBias = false;
+  C.Graph = true;
+  C.GraphTensors = L.Tensors;
+  C.GraphOps = L.Ops;
+  auto Engine = Opts.ConvGraphEngines.find(groupInfo(Group).Id);
+  C.GraphEngine = Engine == Opts.ConvGraphEngines.end() ? -1 : Engine->second;
+  const Value *Y = outer(Group.body()->outputs()[0]);
+  CV.Y = Y;
+  S.Reads = {CV.X, CV.W};
+  S.Writes = {Y};
+  CV.GraphReads.assign(L.Reads.size(), nullptr);
+  for (size_t I = 0; I < L.Reads.size(); ++I)
+    if (L.Reads[I]) {
+      CV.GraphReads[I] = outer(L.Reads[I]);
+      S.Reads.push_back(CV.GraphReads[I]);
+    }
+  RunsAs = L.Description;
   return Error::success();
 }
 
@@ -1178,6 +1239,10 @@ Error Builder::placeBuffers() {
       }
       if (CV.Z)
         C.Z = ref(CV.Z);
+      C.GraphReads.assign(CV.GraphReads.size(), BufferRef());
+      for (size_t I = 0; I < CV.GraphReads.size(); ++I)
+        if (CV.GraphReads[I])
+          C.GraphReads[I] = ref(CV.GraphReads[I]);
       break;
     }
     case PlanStep::Kind::Attention: {
@@ -1245,7 +1310,9 @@ Expected<Plan> Builder::build() {
   P.IrText = graphToString(G, PO);
 
   GemmGroups = generatedGemmGroups(G, Opts);
+  ConvGraphs = convGraphGroups(G, Opts);
   CodegenOptions CO;
+  CO.ConvGraphGroups = ConvGraphs;
   CO.SmVersion = smVersionOf(Opts.Arch);
   CO.PerturbGroupId = Opts.PerturbGroupId;
   CO.GeneratedGemmGroups = GemmGroups;
@@ -1288,6 +1355,25 @@ std::set<int64_t> generatedGemmGroups(const Graph &G, const PlanOptions &Opts) {
     if (Opts.Gemm == GemmKernels::Auto && Choice != Opts.GemmChoices.end())
       Want = Choice->second;
     if (Want && generatedGemmUnsupported(*N, Sm).empty())
+      Out.insert(Id);
+  }
+  return Out;
+}
+
+std::set<int64_t> convGraphGroups(const Graph &G, const PlanOptions &Opts) {
+  std::set<int64_t> Out;
+  if (Opts.Conv == ConvEpilogues::Fused)
+    return Out;
+  for (const auto &N : G.nodes()) {
+    if (!isFusedGroup(*N) || groupInfo(*N).Kind != GroupKind::Contraction)
+      continue;
+    int64_t Id = groupInfo(*N).Id;
+    bool Want = Opts.Conv == ConvEpilogues::Graph;
+    auto Choice = Opts.ConvGraphChoices.find(Id);
+    if (Opts.Conv == ConvEpilogues::Auto &&
+        Choice != Opts.ConvGraphChoices.end())
+      Want = Choice->second;
+    if (Want && lowerConvGraph(*N).Anchor)
       Out.insert(Id);
   }
   return Out;

@@ -53,6 +53,13 @@ struct PlanOptions {
   AttentionKernels Attention = AttentionKernels::Auto;
   std::map<int64_t, bool> AttentionChoices;
   std::map<int64_t, std::string> AttentionNotes;
+  /// How convolution groups run, what tuning chose per group id (true:
+  /// the cuDNN graph) and its note.
+  ConvEpilogues Conv = ConvEpilogues::Auto;
+  std::map<int64_t, bool> ConvGraphChoices;
+  std::map<int64_t, std::string> ConvGraphNotes;
+  /// Per group id, ConvConfig::GraphEngine (absent: -1).
+  std::map<int64_t, int> ConvGraphEngines;
   /// Generated kernels launch as programmatic dependents (sm_90+;
   /// CodegenOptions::DependentLaunch). Experimental, off by default.
   bool DependentLaunch = false;
@@ -62,6 +69,10 @@ struct PlanOptions {
 
 /// The contraction groups of G that run as generated GEMMs under Opts.
 std::set<int64_t> generatedGemmGroups(const Graph &G, const PlanOptions &Opts);
+
+/// The contraction groups of G that run as one cuDNN convolution graph
+/// under Opts (codegen/ConvGraphEpilogue.h).
+std::set<int64_t> convGraphGroups(const Graph &G, const PlanOptions &Opts);
 
 /// Builds the plan of G (every value must have a static shape) without
 /// compiling its kernels.

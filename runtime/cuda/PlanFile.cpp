@@ -317,6 +317,31 @@ static std::string serializeMetadata(const Plan &P) {
     W.ref(C.Y);
     W.ref(C.Bias);
     W.ref(C.Z);
+    W.pod<uint8_t>(C.Graph);
+    W.pod<uint64_t>(C.GraphTensors.size());
+    for (const ConvGraphTensor &T : C.GraphTensors) {
+      W.pod<uint8_t>(uint8_t(T.K));
+      W.pod<uint8_t>(uint8_t(T.Elem));
+      for (int64_t X : T.Dims)
+        W.pod<int64_t>(X);
+      for (int64_t X : T.Strides)
+        W.pod<int64_t>(X);
+      W.pod<float>(T.ByValue);
+    }
+    W.pod<uint64_t>(C.GraphOps.size());
+    for (const ConvGraphOp &O : C.GraphOps) {
+      W.pod<uint8_t>(uint8_t(O.Mode));
+      W.pod<int32_t>(O.X);
+      W.pod<int32_t>(O.B);
+      W.pod<int32_t>(O.Y);
+      W.pod<float>(O.Lower);
+      W.pod<float>(O.Upper);
+      W.pod<float>(O.Slope);
+    }
+    W.pod<uint64_t>(C.GraphReads.size());
+    for (const BufferRef &R : C.GraphReads)
+      W.ref(R);
+    W.pod<int32_t>(C.GraphEngine);
   }
   W.pod<uint64_t>(P.Copies.size());
   for (const CopyConfig &C : P.Copies) {
@@ -508,6 +533,43 @@ static bool tensorMapShapeOk(const TensorMapShape &T) {
          T.Box[1] >= 1 && T.Box[1] <= 256;
 }
 
+/// Whether the operation graph of C refers only to its own tensors, each
+/// operation has the operands its mode takes, and exactly the last one
+/// writes the one output.
+template <typename RefCheck>
+static bool convGraphWellFormed(const ConvConfig &C, RefCheck CheckRef) {
+  size_t N = C.GraphTensors.size();
+  if (!C.Nhwc || C.Transpose || C.Fused ||
+      (C.Elem != DType::F16 && C.Elem != DType::BF16) || N == 0 ||
+      C.GraphOps.empty() || C.GraphReads.size() != N)
+    return false;
+  using Kind = ConvGraphTensor::Kind;
+  auto In = [&](int32_t I) { return I >= 0 && size_t(I) < N; };
+  unsigned Outputs = 0;
+  for (size_t I = 0; I < N; ++I) {
+    const ConvGraphTensor &T = C.GraphTensors[I];
+    for (int64_t D : T.Dims)
+      if (D < 1 || D > MaxElementCount)
+        return false;
+    if (T.K == Kind::Operand && !CheckRef(C.GraphReads[I]))
+      return false;
+    Outputs += T.K == Kind::Output;
+  }
+  if (Outputs != 1 || C.GraphTensors[0].K != Kind::Virtual)
+    return false;
+  for (const ConvGraphOp &O : C.GraphOps) {
+    bool Binary = convPointwiseBinary(O.Mode);
+    if (!In(O.X) || !In(O.Y) || (Binary ? !In(O.B) : O.B != -1))
+      return false;
+    Kind Y = C.GraphTensors[O.Y].K;
+    if ((Y != Kind::Virtual && Y != Kind::Output) || O.Y == O.X || O.Y == O.B ||
+        C.GraphTensors[O.X].K == Kind::Output ||
+        (Binary && C.GraphTensors[O.B].K == Kind::Output))
+      return false;
+  }
+  return C.GraphTensors[C.GraphOps.back().Y].K == Kind::Output;
+}
+
 /// Checks the decoded plan refers only to things it has.
 static Error validatePlan(const Plan &P) {
   auto CheckRef = [&](const BufferRef &R) {
@@ -565,6 +627,8 @@ static Error validatePlan(const Plan &P) {
       return planFileError("a fused convolution of the plan is malformed");
     if (C.Nhwc && (C.Transpose || C.XDims.size() != 4))
       return planFileError("an NHWC convolution of the plan is not 2-D");
+    if (C.Graph && !convGraphWellFormed(C, CheckRef))
+      return planFileError("a convolution graph of the plan is malformed");
   }
   for (const CopyConfig &C : P.Copies)
     if (!CheckRef(C.Src) || !CheckRef(C.Dst))
@@ -749,6 +813,40 @@ Expected<Plan> deserializePlan(StringRef Bytes,
     C.Y = R.ref();
     C.Bias = R.ref();
     C.Z = R.ref();
+    C.Graph = R.pod<uint8_t>();
+    for (uint64_t J = 0, NT = R.count(58); J < NT && !R.Failed; ++J) {
+      ConvGraphTensor T;
+      uint8_t K = R.pod<uint8_t>();
+      if (K > uint8_t(ConvGraphTensor::Kind::Output))
+        R.Failed = true;
+      T.K = ConvGraphTensor::Kind(K);
+      T.Elem = R.dtype();
+      for (int64_t &X : T.Dims)
+        X = R.pod<int64_t>();
+      for (int64_t &X : T.Strides)
+        X = R.pod<int64_t>();
+      T.ByValue = R.pod<float>();
+      C.GraphTensors.push_back(T);
+    }
+    for (uint64_t J = 0, NO = R.count(25); J < NO && !R.Failed; ++J) {
+      ConvGraphOp O;
+      uint8_t M = R.pod<uint8_t>();
+      if (M > ConvPointwiseLast)
+        R.Failed = true;
+      O.Mode = ConvPointwise(M);
+      O.X = R.pod<int32_t>();
+      O.B = R.pod<int32_t>();
+      O.Y = R.pod<int32_t>();
+      O.Lower = R.pod<float>();
+      O.Upper = R.pod<float>();
+      O.Slope = R.pod<float>();
+      C.GraphOps.push_back(O);
+    }
+    for (uint64_t J = 0, NR = R.count(13); J < NR && !R.Failed; ++J)
+      C.GraphReads.push_back(R.ref());
+    C.GraphEngine = R.pod<int32_t>();
+    if (C.GraphEngine < -1)
+      R.Failed = true;
     P.Convs.push_back(std::move(C));
   }
   for (uint64_t I = 0, N = R.count(34); I < N && !R.Failed; ++I) {

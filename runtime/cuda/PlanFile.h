@@ -49,7 +49,8 @@ namespace solder {
 /// 10: kernel scratch (BufferSpace::Scratch, Plan::ScratchBytes) and
 /// cooperative launches (PlanKernel::Cooperative).
 /// 11: counts kernels take by value (PlanKernel::Counts).
-constexpr uint32_t PlanFormatVersion = 11;
+/// 12: convolutions as cuDNN operation graphs (ConvConfig::Graph).
+constexpr uint32_t PlanFormatVersion = 12;
 
 /// 64-bit checksum of plan bytes: four interleaved lanes of a
 /// multiply-xorshift step per 8-byte word (each step a bijection of its

@@ -13,6 +13,7 @@
 #include "runtime/cuda/CudaLibraries.h"
 #include "runtime/cuda/CudaSupport.h"
 #include "runtime/cuda/CudnnAttention.h"
+#include "runtime/cuda/CudnnConvGraph.h"
 #include "runtime/cuda/LibraryCalls.h"
 #include "runtime/cuda/Plan.h"
 #include "runtime/cuda/ShapeVariants.h"
@@ -143,6 +144,10 @@ struct ExecutionContext::Impl {
   /// distinct attentionPlanKey; AttentionOf maps Plan::Attentions to them.
   std::vector<std::unique_ptr<AttentionCall>> Attentions;
   std::vector<size_t> AttentionOf;
+  /// Likewise the convolution graphs (one per distinct convGraphPlanKey);
+  /// ConvGraphOf maps Plan::Convs to them (SIZE_MAX: a legacy call).
+  std::vector<std::unique_ptr<ConvGraphCall>> ConvGraphs;
+  std::vector<size_t> ConvGraphOf;
   /// The plan's kernels were built for sm_90 or later, where the
   /// griddepcontrol in DependentLaunch kernels is compiled in.
   bool DependentLaunchOk = false;
@@ -203,6 +208,7 @@ struct ExecutionContext::Impl {
     Gemms.clear();
     Convs.clear();
     Attentions.clear();
+    ConvGraphs.clear();
     if (Dnn)
       cudaLibs().cudnnDestroy(Dnn);
     if (Lt)
@@ -263,17 +269,19 @@ struct ExecutionContext::Impl {
   llvm::Error runGraph(cudaStream_t S);
   /// Whether any step calls cuDNN.
   bool usesDnn() const { return !Convs.empty() || !Attentions.empty(); }
-  /// The attention calls, built on the current handle.
-  llvm::Error initAttentions();
+  /// The attention calls and convolution graphs, built on the current
+  /// handle.
+  llvm::Error initDnnPlans();
   /// A new cuDNN handle in place of the current one (see runGraph); the
-  /// attention plans are built again on it.
+  /// attention and convolution plans are built again on it.
   llvm::Error renewDnn() {
     Attentions.clear();
+    ConvGraphs.clear();
     if (Dnn)
       cudaLibs().cudnnDestroy(Dnn);
     Dnn = nullptr;
     SOLDER_CUDNN_TRY(cudaLibs().cudnnCreate(&Dnn), "cudnnCreate");
-    return initAttentions();
+    return initDnnPlans();
   }
   /// Captures that failed and were tried again with a new cuDNN handle.
   unsigned CaptureRetries = 0;

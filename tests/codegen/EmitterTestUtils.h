@@ -9,6 +9,7 @@
 #define SOLDER_TESTS_CODEGEN_EMITTERTESTUTILS_H
 
 #include "codegen/KernelEmitter.h"
+#include "ir/FusedGroup.h"
 #include "ir/Parser.h"
 #include "tests/codegen/TestNvrtc.h"
 #include <gtest/gtest.h>
@@ -22,6 +23,17 @@ inline std::unique_ptr<Graph> parseBody(const std::string &Body) {
   auto G = parseGraph(Text);
   EXPECT_TRUE(bool(G)) << llvm::toString(G.takeError()) << "\n" << Text;
   return G ? std::move(*G) : nullptr;
+}
+
+/// Outlines every node of G into one fused group of kind K (null, with a
+/// test failure, when that is refused).
+inline Node *outlineAll(Graph &G, GroupKind K, int64_t Id) {
+  std::vector<Node *> Members;
+  for (auto &N : G.nodes())
+    Members.push_back(N.get());
+  auto Group = outlineFusedGroup(G, Members, K, Id);
+  EXPECT_TRUE(bool(Group)) << (Group ? "" : llvm::toString(Group.takeError()));
+  return Group ? *Group : nullptr;
 }
 
 /// The one kernel of a graph (an empty kernel on failure).

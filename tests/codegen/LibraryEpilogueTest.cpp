@@ -8,8 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/LibraryEpilogue.h"
-#include "ir/FusedGroup.h"
-#include "ir/Parser.h"
+#include "tests/codegen/EmitterTestUtils.h"
 #include <gtest/gtest.h>
 
 using namespace solder;
@@ -25,22 +24,12 @@ struct Split {
 /// Parses Body, outlines all its nodes as contraction group 1 and matches.
 Split split(llvm::StringRef Body) {
   Split S;
-  std::string Text = "graph \"g\" opset 21 {\n" + Body.str() + "\n}\n";
-  auto G = parseGraph(Text);
-  EXPECT_TRUE(bool(G)) << (G ? "" : llvm::toString(G.takeError())) << Text;
-  if (!G)
+  S.G = solder::testing::parseBody(Body.str());
+  if (!S.G)
     return S;
-  S.G = std::move(*G);
-  std::vector<Node *> Members;
-  for (auto &N : S.G->nodes())
-    Members.push_back(N.get());
-  auto Group =
-      outlineFusedGroup(*S.G, Members, GroupKind::Contraction, /*Id=*/1);
-  EXPECT_TRUE(bool(Group)) << (Group ? "" : llvm::toString(Group.takeError()));
-  if (!Group)
-    return S;
-  S.Group = *Group;
-  S.E = matchLibraryEpilogue(**Group);
+  S.Group = solder::testing::outlineAll(*S.G, GroupKind::Contraction, /*Id=*/1);
+  if (S.Group)
+    S.E = matchLibraryEpilogue(*S.Group);
   return S;
 }
 

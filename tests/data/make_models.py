@@ -13,6 +13,10 @@ Good models:
                          (a contraction with an epilogue), Add(add1, residual
                          skip) + Relu(relu2) (an elementwise chain) -> y; relu1's
                          result also feeds Neg(neg1) -> side (a second user)
+  conv_chains.onnx       x f32[2,8,8,8] -> seven convolutions, each with the chain a
+                         cuDNN graph takes: bias + Clip(0,0.5), a depthwise conv +
+                         Clip, bias + residual Add + Relu, SiLU (Sigmoid, Mul),
+                         HardSwish, LeakyRelu, then a plain conv -> y f32[2,8,8,8]
   attention_block.onnx   qkv f32[B,6,72], mask f32[B,1,1,6] -> BERT-style self-attention
                          as torch's legacy exporter writes it (Slice into Q/K/V, head
                          split Reshape/Transpose, MatMul, Div by sqrt(d), mask Add,
@@ -129,6 +133,45 @@ def fusion_chain():
     return model(g)
 
 
+def conv_chains():
+    rng = np.random.default_rng(3)
+    inits, nodes = [], []
+
+    def conv(name, x, cin, cout, k, group=1, bias=True):
+        w = rng.uniform(-0.4, 0.4, (cout, cin // group, k, k)).astype(np.float32)
+        inits.append(numpy_helper.from_array(w, name + "_w"))
+        ins = [x, name + "_w"]
+        if bias:
+            inits.append(numpy_helper.from_array(
+                rng.uniform(-0.5, 0.5, cout).astype(np.float32), name + "_b"))
+            ins.append(name + "_b")
+        nodes.append(helper.make_node("Conv", ins, [name], name=name,
+                                      pads=[k // 2] * 4, group=group))
+        return name
+
+    inits += [numpy_helper.from_array(np.array(0.0, np.float32), "lo"),
+              numpy_helper.from_array(np.array(0.5, np.float32), "hi")]
+    c1 = conv("conv1", "x", 8, 16, 3)
+    nodes.append(helper.make_node("Clip", [c1, "lo", "hi"], ["r1"], name="clip1"))
+    c2 = conv("conv2", "r1", 16, 16, 3, group=16)
+    nodes.append(helper.make_node("Clip", [c2, "lo", "hi"], ["r2"], name="clip2"))
+    c3 = conv("conv3", "r2", 16, 16, 1)
+    nodes += [helper.make_node("Add", [c3, "r1"], ["a3"], name="add3"),
+              helper.make_node("Relu", ["a3"], ["r3"], name="relu3")]
+    c4 = conv("conv4", "r3", 16, 16, 1, bias=False)
+    nodes += [helper.make_node("Sigmoid", [c4], ["s4"], name="sigmoid4"),
+              helper.make_node("Mul", [c4, "s4"], ["r4"], name="mul4")]
+    c5 = conv("conv5", "r4", 16, 16, 1)
+    nodes.append(helper.make_node("HardSwish", [c5], ["r5"], name="hswish5"))
+    c6 = conv("conv6", "r5", 16, 8, 1)
+    nodes.append(helper.make_node("LeakyRelu", [c6], ["r6"], name="leaky6",
+                                  alpha=0.1))
+    conv("y", "r6", 8, 8, 1)
+    g = helper.make_graph(nodes, "conv_chains", [f32("x", [2, 8, 8, 8])],
+                          [f32("y", [2, 8, 8, 8])], inits)
+    return model(g)
+
+
 def attention_block():
     def const(name, values):
         return numpy_helper.from_array(np.array(values, dtype=np.int64), name)
@@ -182,6 +225,7 @@ def main():
     save(int_bool(), "int_bool.onnx")
     save(fusion_chain(), "fusion_chain.onnx")
     save(attention_block(), "attention_block.onnx")
+    save(conv_chains(), "conv_chains.onnx")
 
     # Not a model at all.
     save_bytes("empty.onnx", b"")

@@ -78,6 +78,8 @@ struct Model {
   GemmKernels Gemm = GemmKernels::Auto;
   /// Who runs attention groups (--attention-kernels).
   AttentionKernels Attention = AttentionKernels::Auto;
+  /// How convolution groups run (--conv-epilogues).
+  ConvEpilogues Conv = ConvEpilogues::Auto;
   /// Kernels with the dependent-launch prologue (--dependent-launch).
   bool DependentLaunch = false;
   /// Generated GEMMs of groups with a row normalization run split: the
@@ -121,6 +123,8 @@ struct Outcome {
   /// Attention groups the plan runs as cuDNN calls; its kernels fed by
   /// TMA (with tensor maps).
   unsigned AttentionCalls = 0, TmaKernels = 0;
+  /// Convolutions the plan runs as cuDNN operation graphs.
+  unsigned ConvGraphs = 0;
   /// Kernels that fetch constant weights before waiting for the previous
   /// grid (dependent launches of the TMA GEMM).
   unsigned PrefetchKernels = 0;
@@ -232,6 +236,7 @@ Outcome emulateGraph(Graph &G, const Model &M, int64_t PerturbGroupId) {
   PlanOpts.PerturbGroupId = PerturbGroupId;
   PlanOpts.Gemm = M.Gemm;
   PlanOpts.Attention = M.Attention;
+  PlanOpts.Conv = M.Conv;
   PlanOpts.DependentLaunch = M.DependentLaunch;
   PlanOpts.ShapeParams = M.ShapeParams;
   if (M.SplitNorm)
@@ -248,6 +253,8 @@ Outcome emulateGraph(Graph &G, const Model &M, int64_t PerturbGroupId) {
   if (!P)
     return NotBuilt(P.takeError());
   O.AttentionCalls = unsigned(P->Attentions.size());
+  for (const ConvConfig &C : P->Convs)
+    O.ConvGraphs += C.Graph;
   O.ScratchBytes = P->ScratchBytes;
   for (const PlanKernel &K : P->Kernels) {
     O.Cooperative += K.Cooperative;
@@ -550,6 +557,26 @@ TEST(EmulatedPlan, CudnnAttentionCalls) {
         << "one call per layer: "
         << (O.AttentionRunsAs.empty() ? "" : O.AttentionRunsAs[0]);
   }
+}
+
+TEST(EmulatedPlan, CudnnConvGraphs) {
+  SKIP_WITHOUT_EMULATOR();
+  // Six convolution groups as cuDNN operation graphs, computed here from
+  // the plan's graph description (operands through their NHWC strides,
+  // RELU_FWD's clips and slope, scalars by value): bias + Clip, depthwise
+  // + Clip, residual + Relu, SiLU, HardSwish, LeakyRelu.
+  for (Precision P : {Precision::F16, Precision::BF16}) {
+    SCOPED_TRACE(precisionName(P).str());
+    Model M{testData("conv_chains.onnx"), {}, P};
+    M.Conv = ConvEpilogues::Graph;
+    Outcome O = expectAllMatch(M, 6);
+    EXPECT_EQ(O.ConvGraphs, 6u);
+  }
+  // The twin: cuDNN's fused call and rest kernels compute the same.
+  Model M{testData("conv_chains.onnx"), {}, Precision::F16};
+  M.Conv = ConvEpilogues::Fused;
+  Outcome O = expectAllMatch(M, 6);
+  EXPECT_EQ(O.ConvGraphs, 0u);
 }
 
 TEST(EmulatedPlan, DependentLaunchKernelsComputeAsBefore) {

@@ -168,6 +168,109 @@ llvm::Error runGemm(const GemmConfig &C, Resolver Where) {
   return llvm::Error::success();
 }
 
+/// One pointwise operation as cuDNN's documentation defines it (RELU_FWD:
+/// clamped to [Lower, Upper], Slope times the distance below Lower).
+static double pointwise(const ConvGraphOp &O, double X, double B) {
+  switch (O.Mode) {
+  case ConvPointwise::Add:
+    return X + B;
+  case ConvPointwise::Sub:
+    return X - B;
+  case ConvPointwise::Mul:
+    return X * B;
+  case ConvPointwise::Div:
+    return X / B;
+  case ConvPointwise::Max:
+    return std::max(X, B);
+  case ConvPointwise::Min:
+    return std::min(X, B);
+  case ConvPointwise::Relu:
+    if (X < O.Lower)
+      return O.Lower + O.Slope * (X - O.Lower);
+    return std::min(X, double(O.Upper));
+  case ConvPointwise::Sigmoid:
+    return 1 / (1 + std::exp(-X));
+  case ConvPointwise::Tanh:
+    return std::tanh(X);
+  case ConvPointwise::Elu:
+    return X > 0 ? X : O.Slope * (std::exp(X) - 1);
+  case ConvPointwise::Gelu:
+    return 0.5 * X * (1 + std::erf(X / std::sqrt(2.0)));
+  case ConvPointwise::GeluTanh:
+    return 0.5 * X *
+           (1 + std::tanh(0.7978845608028654 * (X + 0.044715 * X * X * X)));
+  case ConvPointwise::Softplus:
+    return X > 0 ? X + std::log1p(std::exp(-X)) : std::log1p(std::exp(X));
+  case ConvPointwise::Exp:
+    return std::exp(X);
+  case ConvPointwise::Log:
+    return std::log(X);
+  case ConvPointwise::Neg:
+    return -X;
+  case ConvPointwise::Abs:
+    return std::fabs(X);
+  case ConvPointwise::Sqrt:
+    return std::sqrt(X);
+  case ConvPointwise::Reciprocal:
+    return 1 / X;
+  case ConvPointwise::Erf:
+    return std::erf(X);
+  }
+  return X;
+}
+
+/// The pointwise chain of a convolution graph over the accumulated sums
+/// (NCHW-ordered, packed), each operand read through its own dims and
+/// strides (broadcast where a dim is 1), the output stored NHWC.
+static llvm::Error runConvGraph(const ConvConfig &C,
+                                const std::vector<double> &Sum,
+                                Resolver Where) {
+  using Kind = ConvGraphTensor::Kind;
+  size_t N = C.GraphTensors.size();
+  if (N == 0 || C.GraphReads.size() != N || C.YDims.size() != 4)
+    return emuError("a malformed convolution graph");
+  std::vector<const void *> Reads(N, nullptr);
+  void *Out = nullptr;
+  DType OutElem = C.Elem;
+  for (size_t I = 0; I < N; ++I) {
+    const ConvGraphTensor &T = C.GraphTensors[I];
+    if (T.K == Kind::Operand) {
+      if (!supported(T.Elem))
+        return emuError("a graph operand of an unsupported type");
+      Reads[I] = Where(C.GraphReads[I]);
+    } else if (T.K == Kind::Output) {
+      Out = Where(C.Y);
+      OutElem = T.Elem;
+    }
+  }
+  if (!Out || !supported(OutElem))
+    return emuError("a convolution graph without a supported output");
+  std::vector<double> V(N, 0.0);
+  std::vector<int64_t> Idx(4, 0);
+  do {
+    for (size_t I = 0; I < N; ++I) {
+      const ConvGraphTensor &T = C.GraphTensors[I];
+      if (T.K == Kind::Scalar) {
+        V[I] = T.ByValue;
+      } else if (T.K == Kind::Operand) {
+        int64_t At = 0;
+        for (int D = 0; D < 4; ++D)
+          At += (T.Dims[D] == 1 ? 0 : Idx[D]) * T.Strides[D];
+        V[I] = load(T.Elem, Reads[I], At);
+      }
+    }
+    V[0] = Sum[size_t(offsetOf(C.YDims, Idx, false))];
+    size_t Last = 0;
+    for (const ConvGraphOp &O : C.GraphOps) {
+      V[size_t(O.Y)] =
+          pointwise(O, V[size_t(O.X)], O.B >= 0 ? V[size_t(O.B)] : 0.0);
+      Last = size_t(O.Y);
+    }
+    store(OutElem, Out, offsetOf(C.YDims, Idx, /*Nhwc=*/true), V[Last]);
+  } while (next(C.YDims, Idx));
+  return llvm::Error::success();
+}
+
 llvm::Error runConv(const ConvConfig &C, Resolver Where) {
   if (!supported(C.Elem))
     return emuError("convolution of " + dtypeName(C.Elem) + " is not emulated");
@@ -222,6 +325,8 @@ llvm::Error runConv(const ConvConfig &C, Resolver Where) {
       }
     } while (next(Win, R));
   } while (next(FwdOut, O));
+  if (C.Graph)
+    return runConvGraph(C, Sum, Where);
   const void *Bias = C.Fused ? Where(C.Bias) : nullptr;
   const void *Z = C.Fused && C.HasZ ? Where(C.Z) : nullptr;
   std::vector<int64_t> Idx(C.YDims.size(), 0);

@@ -309,6 +309,126 @@ TEST(FusedPlanTest, NewFieldsRoundTripThroughThePlanFile) {
   EXPECT_EQ(Back->Decisions[0].OnnxName, "relu");
 }
 
+/// An NHWC f16 conv + bias + Clip(0, 6) (a MobileNet block), outlined as
+/// contraction group 7.
+std::unique_ptr<Graph> convClipGroup() {
+  std::string W, B;
+  for (int I = 0; I < 8 * 8; ++I)
+    W += (I ? ", " : "") + std::to_string((I % 5) * 0.25 - 0.5);
+  for (int I = 0; I < 8; ++I)
+    B += (I ? ", " : "") + std::to_string(I * 0.125);
+  auto G = parseOrFail(R"(graph "g" opset 17 {
+  input %x : f16[1,4,4,8]
+  const %w : f16[8,1,1,8] = [)" +
+                       W + R"(]
+  const %b : f16[8] = [)" +
+                       B + R"(]
+  const %lo : f16[] = [0.0]
+  const %hi : f16[] = [6.0]
+  %c = Conv(%x, %w, %b) {kernel_shape = [1, 1], layout = "NHWC"} : f16[1,4,4,8] @"conv"
+  %y = Clip(%c, %lo, %hi) : f16[1,4,4,8] @"clip"
+  output %y
+})");
+  if (G && !outlineByName(*G, {"conv", "clip"}, GroupKind::Contraction, 7))
+    return nullptr;
+  return G;
+}
+
+TEST(FusedPlanTest, ConvGroupAsOneCudnnGraph) {
+  auto G = convClipGroup();
+  ASSERT_TRUE(G);
+  PlanOptions Opts;
+  Opts.Arch = "sm_90";
+  Opts.Conv = ConvEpilogues::Graph;
+  llvm::Expected<Plan> P = buildPlan(*G, Opts);
+  ASSERT_TRUE(bool(P)) << llvm::toString(P.takeError());
+  ASSERT_EQ(P->Steps.size(), 1u);
+  EXPECT_EQ(P->Steps[0].K, PlanStep::Kind::Conv);
+  EXPECT_TRUE(P->Kernels.empty()); // no rest kernel for the Clip
+  ASSERT_EQ(P->Convs.size(), 1u);
+  const ConvConfig &C = P->Convs[0];
+  EXPECT_TRUE(C.Graph);
+  EXPECT_FALSE(C.Fused);
+  EXPECT_EQ(C.Y.Space, BufferSpace::Output);
+  ASSERT_EQ(C.GraphOps.size(), 2u);
+  EXPECT_EQ(C.GraphOps[1].Mode, ConvPointwise::Relu);
+  EXPECT_EQ(C.GraphOps[1].Upper, 6.0f);
+  // The bias tensor reads the weights.
+  int32_t Bias = C.GraphOps[0].B;
+  EXPECT_EQ(C.GraphTensors[Bias].K, ConvGraphTensor::Kind::Operand);
+  EXPECT_EQ(C.GraphReads[Bias].Space, BufferSpace::Weights);
+  ASSERT_EQ(P->Groups.size(), 1u);
+  EXPECT_EQ(P->Groups[0].RunsAs,
+            "cuDNN graph conv+add+relu(clip 0..6) (runtime fusion)");
+
+  EXPECT_EQ(C.GraphEngine, -1); // untuned: the heuristics' first
+  P->Convs[0].GraphEngine = 2;  // as tuning records it
+  std::string Bytes = serializePlan(*P);
+  llvm::Expected<Plan> Back = deserializePlan(Bytes);
+  ASSERT_TRUE(bool(Back)) << llvm::toString(Back.takeError());
+  EXPECT_EQ(serializePlan(*Back), Bytes);
+  EXPECT_TRUE(Back->Convs[0].Graph);
+  EXPECT_EQ(Back->Convs[0].GraphEngine, 2);
+  EXPECT_EQ(Back->Convs[0].GraphReads[Bias], C.GraphReads[Bias]);
+  // Malformed graphs are refused: an operand past the tensors, a unary
+  // op given a second operand, no output, a graph on an NCHW conv.
+  for (int Bad = 0; Bad < 4; ++Bad) {
+    Plan Q = *Back;
+    ConvConfig &B = Q.Convs[0];
+    if (Bad == 0)
+      B.GraphOps[0].B = int32_t(B.GraphTensors.size());
+    else if (Bad == 1)
+      B.GraphOps[1].B = 0;
+    else if (Bad == 2)
+      B.GraphTensors[B.GraphOps[1].Y].K = ConvGraphTensor::Kind::Virtual;
+    else
+      B.Nhwc = false;
+    llvm::Expected<Plan> Refused = deserializePlan(serializePlan(Q));
+    ASSERT_FALSE(bool(Refused)) << Bad;
+    std::string Msg = llvm::toString(Refused.takeError());
+    EXPECT_NE(Msg.find("convolution graph of the plan is malformed"),
+              std::string::npos)
+        << Bad << ": " << Msg;
+  }
+}
+
+TEST(FusedPlanTest, ConvGroupFusedKeepsItsRestKernel) {
+  // The twin: the fused call takes the bias; the Clip is a rest kernel.
+  auto G = convClipGroup();
+  ASSERT_TRUE(G);
+  PlanOptions Opts;
+  Opts.Arch = "sm_90";
+  Opts.Conv = ConvEpilogues::Fused;
+  llvm::Expected<Plan> P = buildPlan(*G, Opts);
+  ASSERT_TRUE(bool(P)) << llvm::toString(P.takeError());
+  ASSERT_EQ(P->Convs.size(), 1u);
+  EXPECT_FALSE(P->Convs[0].Graph);
+  EXPECT_TRUE(P->Convs[0].Fused);
+  EXPECT_EQ(P->Kernels.size(), 1u);
+  EXPECT_EQ(P->Steps.size(), 2u);
+  // Auto without a tuning choice is the fused call too.
+  Opts.Conv = ConvEpilogues::Auto;
+  llvm::Expected<Plan> A = buildPlan(*G, Opts);
+  ASSERT_TRUE(bool(A)) << llvm::toString(A.takeError());
+  EXPECT_FALSE(A->Convs[0].Graph);
+  Opts.ConvGraphNotes[7] = "tuned: cuDNN graph 2.0 us, fused call 1.0 us";
+  llvm::Expected<Plan> F = buildPlan(*G, Opts);
+  ASSERT_TRUE(bool(F)) << llvm::toString(F.takeError());
+  EXPECT_FALSE(F->Convs[0].Graph);
+  // A group kept on the fused call says why in the report too.
+  EXPECT_NE(F->Groups[0].RunsAs.find("(tuned: cuDNN graph"), std::string::npos)
+      << F->Groups[0].RunsAs;
+  Opts.ConvGraphChoices[7] = true;
+  Opts.ConvGraphEngines[7] = 1;
+  Opts.ConvGraphNotes[7] = "tuned: cuDNN graph 1.0 us, fused call 2.0 us";
+  llvm::Expected<Plan> T = buildPlan(*G, Opts);
+  ASSERT_TRUE(bool(T)) << llvm::toString(T.takeError());
+  EXPECT_TRUE(T->Convs[0].Graph);
+  EXPECT_EQ(T->Convs[0].GraphEngine, 1);
+  EXPECT_NE(T->Groups[0].RunsAs.find("(tuned: cuDNN graph"), std::string::npos)
+      << T->Groups[0].RunsAs;
+}
+
 TEST(FusedPlanTest, AttentionMatMulsReadAndWriteHeadLayoutsInPlace) {
   // Two sequences: heads of [2, 5, 2, 4] need pointer-array batches. The
   // plan has the two matmuls and the softmax kernel, no transpose copies.

@@ -1228,6 +1228,171 @@ TEST(GpuRuntimeTest, NhwcConvolutionsMatchTheNchwReference) {
     GTEST_SKIP() << "no shared models under " << sharedDir();
 }
 
+namespace {
+
+/// An fp32 NCHW graph: x [2,8,10,10] through one conv (CxK, kernel Kk,
+/// groups Gr) and then Chain, whose text reads %c (the conv + bias) and
+/// may read %res (an input of the conv's result shape); writes %y.
+std::string convChainGraph(const std::string &Chain, int K, int Kk, int Gr,
+                           unsigned Seed) {
+  std::mt19937 Rng(Seed);
+  auto Values = [&](int N, double Scale) {
+    std::string S;
+    for (int I = 0; I < N; ++I)
+      S += (I ? ", " : "") +
+           std::to_string(
+               std::uniform_real_distribution<double>(-Scale, Scale)(Rng));
+    return S;
+  };
+  int C = 8, Pad = Kk / 2;
+  std::string Dims = "f32[2," + std::to_string(K) + ",10,10]";
+  std::string T = "graph \"g\" opset 17 {\n  input %x : f32[2,8,10,10]\n";
+  if (Chain.find("%res") != std::string::npos)
+    T += "  input %res : " + Dims + "\n";
+  T += "  const %w : f32[" + std::to_string(K) + "," + std::to_string(C / Gr) +
+       "," + std::to_string(Kk) + "," + std::to_string(Kk) + "] = [" +
+       Values(K * (C / Gr) * Kk * Kk, 0.3) + "]\n";
+  T += "  const %b : f32[" + std::to_string(K) + "] = [" + Values(K, 0.5) +
+       "]\n";
+  T += "  const %lo : f32[] = [0.0]\n  const %hi : f32[] = [6.0]\n";
+  T += "  %c = Conv(%x, %w, %b) {group = " + std::to_string(Gr) +
+       ", kernel_shape = [" + std::to_string(Kk) + ", " + std::to_string(Kk) +
+       "], pads = [" + std::to_string(Pad) + ", " + std::to_string(Pad) + ", " +
+       std::to_string(Pad) + ", " + std::to_string(Pad) + "]} : " + Dims +
+       " @\"conv\"\n";
+  std::string Body = Chain;
+  for (size_t P; (P = Body.find("$T")) != std::string::npos;)
+    Body.replace(P, 2, Dims);
+  return T + Body + "  output %y\n}\n";
+}
+
+} // namespace
+
+TEST(GpuRuntimeTest, CudnnConvGraphsMatchTheFp32Reference) {
+  // fp16 plans whose convolution groups run as one cuDNN operation graph
+  // each (--conv-epilogues graph) against the fp32 reference (1e-2). cuDNN
+  // may have no engine for a chain on this GPU: the load then fails naming
+  // cuDNN (printed); the MobileNet and ResNet chains must run.
+  SKIP_WITHOUT_GPU();
+  struct Case {
+    const char *Name, *Chain;
+    int K, Kk, Groups;
+    bool Required;
+  };
+  const Case Cases[] = {
+      {"bias+clip (MobileNet)", "  %y = Clip(%c, %lo, %hi) : $T @\"clip\"\n",
+       16, 3, 1, true},
+      // A block between convs, so the residual and the result stay NHWC
+      // (a chain at the model's edge runs NCHW, outside the group, around
+      // the layout boundary).
+      {"bias+residual+relu (ResNet)",
+       "  %r0 = Relu(%c) : $T @\"relu0\"\n"
+       "  %c2 = Conv(%r0, %w, %b) {kernel_shape = [1, 1]} : $T @\"conv2\"\n"
+       "  %a = Add(%c2, %r0) : $T @\"add\"\n"
+       "  %r = Relu(%a) : $T @\"relu\"\n"
+       "  %y = Conv(%r, %w, %b) {kernel_shape = [1, 1]} : $T @\"next\"\n",
+       8, 1, 1, true},
+      {"silu",
+       "  %s = Sigmoid(%c) : $T @\"sig\"\n"
+       "  %y = Mul(%c, %s) : $T @\"mul\"\n",
+       16, 1, 1, false},
+      {"hardswish", "  %y = HardSwish(%c) : $T @\"hs\"\n", 16, 3, 1, false},
+      {"leaky relu", "  %y = LeakyRelu(%c) {alpha = 0.1} : $T @\"lr\"\n", 16, 1,
+       1, false},
+      {"relu then residual",
+       "  %r = Relu(%c) : $T @\"relu\"\n"
+       "  %y = Add(%r, %res) : $T @\"add\"\n",
+       16, 3, 1, false},
+      {"depthwise bias+clip", "  %y = Clip(%c, %lo, %hi) : $T @\"clip\"\n", 8,
+       3, 8, false}};
+  unsigned Seed = 21;
+  for (const Case &K : Cases) {
+    SCOPED_TRACE(K.Name);
+    std::string Text = convChainGraph(K.Chain, K.K, K.Kk, K.Groups, ++Seed);
+    auto G = parseOrFail(Text);
+    ASSERT_TRUE(G);
+    std::vector<Tensor> In = randomInputs(*G, Seed);
+    auto Ref = runReference(*G, In);
+    ASSERT_TRUE(bool(Ref)) << llvm::toString(Ref.takeError());
+    auto Copy = parseOrFail(Text);
+    ASSERT_TRUE(Copy);
+    CompileOptions CO;
+    CO.Prec = Precision::F16;
+    CO.Conv = ConvEpilogues::Graph;
+    CO.CacheDir = testCacheDir();
+    auto M = CompiledModel::compileGraph(*Copy, CO);
+    ASSERT_TRUE(bool(M)) << llvm::toString(M.takeError());
+    std::string RunsAs;
+    for (const PlanGroup &Grp : (*M)->plan().Groups)
+      if (llvm::StringRef(Grp.RunsAs).startswith("cuDNN graph") &&
+          (RunsAs.empty() || llvm::is_contained(Grp.Members, "add")))
+        RunsAs = Grp.RunsAs;
+    EXPECT_FALSE(RunsAs.empty()) << "no group runs as a cuDNN graph";
+    auto Ctx = (*M)->createContext();
+    if (!Ctx) {
+      std::string Msg = llvm::toString(Ctx.takeError());
+      EXPECT_FALSE(K.Required) << Msg;
+      EXPECT_NE(Msg.find("cuDNN cannot run this convolution graph"),
+                std::string::npos)
+          << Msg;
+      std::printf("[ conv graph ] %-28s refused by cuDNN: %s\n", K.Name,
+                  Msg.c_str());
+      continue;
+    }
+    for (int Run = 0; Run < 2; ++Run) {
+      auto Out = (*Ctx)->runHost(In);
+      ASSERT_TRUE(bool(Out)) << llvm::toString(Out.takeError());
+      double Err = relativeError((*Out)[0], (*Ref)[0]);
+      EXPECT_LE(Err, 1e-2) << "run " << Run;
+      if (Run == 1)
+        std::printf("[ conv graph ] %-28s rel err %.3g: %s\n", K.Name, Err,
+                    RunsAs.c_str());
+    }
+  }
+}
+
+TEST(GpuRuntimeTest, TunedConvGraphChoicesMatchTheReference) {
+  // The shared CNNs in fp16 with tuning: each convolution group that
+  // lowers is timed as cuDNN's fused call and as a cuDNN graph; whatever
+  // was kept runs within 1e-2 of the fp32 reference, and the fusion report
+  // names the timings.
+  SKIP_WITHOUT_GPU();
+  unsigned Ran = 0;
+  for (const ModelCase &C : sharedModels()) {
+    if (!llvm::sys::fs::exists(modelPath(C.File)) ||
+        llvm::StringRef(C.File).startswith("bert"))
+      continue;
+    SCOPED_TRACE(C.File);
+    auto G = importOnnxFile(modelPath(C.File), importOptionsFor(C));
+    ASSERT_TRUE(bool(G)) << llvm::toString(G.takeError());
+    std::vector<Tensor> In = randomInputs(**G, 5);
+    std::vector<Tensor> Ref = referenceOutputs(C, In);
+    CompileOptions CO = compileOptionsFor(C);
+    CO.Prec = Precision::F16;
+    CO.Tune = true;
+    auto M = CompiledModel::compileFile(modelPath(C.File), CO);
+    ASSERT_TRUE(bool(M)) << llvm::toString(M.takeError());
+    unsigned Timed = 0, Graphs = 0;
+    for (const PlanGroup &Grp : (*M)->plan().Groups) {
+      llvm::StringRef R(Grp.RunsAs);
+      Timed += R.contains("cuDNN graph") && R.contains("fused call");
+      Graphs += R.startswith("cuDNN graph");
+    }
+    auto Ctx = (*M)->createContext();
+    ASSERT_TRUE(bool(Ctx)) << llvm::toString(Ctx.takeError());
+    auto Out = (*Ctx)->runHost(In);
+    ASSERT_TRUE(bool(Out)) << llvm::toString(Out.takeError());
+    for (size_t I = 0; I < Out->size(); ++I)
+      EXPECT_LE(relativeError((*Out)[I], Ref[I]), 1e-2) << "output " << I;
+    std::printf("[ conv tune  ] %s: %u groups timed, %u run as cuDNN graphs\n",
+                C.File, Timed, Graphs);
+    EXPECT_GT(Timed, 0u);
+    ++Ran;
+  }
+  if (Ran == 0)
+    GTEST_SKIP() << "no shared models under " << sharedDir();
+}
+
 TEST(GpuRuntimeTest, FourThreadsShareOneModel) {
   SKIP_WITHOUT_GPU();
   ModelCase C = sharedModels()[0];
