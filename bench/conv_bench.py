@@ -22,7 +22,10 @@ graphs, and the tuning's compile time.
 Usage (GPU machine, repo root):
   python3 bench/conv_bench.py --solder build/tools/solder
       [--models resnet50,mobilenetv2] [--batches 1,32] [--precisions fp16]
-      [--rounds 2] [--iters 300] [--no-torch]
+      [--rounds 2] [--iters 300] [--no-torch] [--check]
+With --check, every plan's outputs on random inputs are compared with the
+fp32 reference executor's (`solder run --backend reference`): max |gpu -
+ref| / max |ref|, which must stay within 1e-2 (fp16) / 3e-2 (bf16).
 """
 import argparse
 import json
@@ -79,6 +82,37 @@ def bench_plan(solder, plan, iters):
     return json.loads(out.strip().splitlines()[-1])["median_ms"]
 
 
+def check_plans(solder, model, shape, plans, work):
+    """Max relative error of each plan against the fp32 reference on the
+    same random inputs."""
+    import numpy as np
+    ins, ref = os.path.join(work, "in"), os.path.join(work, "ref")
+    for d in (ins, ref):
+        subprocess.run(["rm", "-rf", d])
+    cmd = [solder, "run", model, "--random-inputs", "--backend", "reference",
+           "--save-inputs", ins, "--output-dir", ref]
+    if shape:
+        cmd += ["--shape", shape]
+    sh(cmd, timeout=1800)
+    inputs = []
+    for f in sorted(os.listdir(ins)):
+        inputs += ["--input", f"{f[:-4]}={os.path.join(ins, f)}"]
+    errs = {}
+    for kind, plan in plans.items():
+        out = os.path.join(work, "out_" + kind)
+        subprocess.run(["rm", "-rf", out])
+        sh([solder, "run", plan, "--backend", "cuda", "--output-dir", out] +
+           inputs)
+        worst = 0.0
+        for f in sorted(os.listdir(ref)):
+            r = np.load(os.path.join(ref, f)).astype(np.float64)
+            g = np.load(os.path.join(out, f)).astype(np.float64)
+            worst = max(worst, float(np.abs(g - r).max() /
+                                     max(np.abs(r).max(), 1e-30)))
+        errs[kind] = worst
+    return errs
+
+
 def torch_times(batch, precision, iters):
     import torch
     model = run_bench.make_resnet50().cuda().to(
@@ -104,6 +138,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--iters", type=int, default=300)
     ap.add_argument("--no-torch", action="store_true")
+    ap.add_argument("--check", action="store_true")
     ap.add_argument("--shared", default=os.environ.get(
         "SOLDER_SHARED_DIR", os.path.join(os.path.dirname(__file__), "..",
                                           "..", "shared")))
@@ -140,6 +175,11 @@ def main():
                        "info": info,
                        "ms": {k: statistics.median(v) for k, v in ms.items()},
                        "all_ms": ms}
+                if args.check:
+                    row["max_rel_err"] = check_plans(
+                        solder, model, shape,
+                        {k: os.path.join(work, f"{name}{batch}{prec}{k}.plan")
+                         for k in PLANS}, work)
                 if name == "resnet50" and not args.no_torch:
                     row["torch"] = torch_times(batch, prec, 100)
                 rows.append(row)
@@ -168,6 +208,15 @@ def main():
               f"{i['tuned']['graphs']} / {i['tuned']['timed']} | "
               f"{i['tuned']['compile_s']:.1f} | {fmt(t.get('eager'))} | "
               f"{fmt(t.get('reduce-overhead'))} | {tflops} |")
+    if args.check:
+        bound = run_bench.TOLERANCE
+        print("\nmax rel err against the fp32 reference:")
+        for r in rows:
+            e = r["max_rel_err"]
+            ok = all(v <= bound[r["precision"]] for v in e.values())
+            print(f"  {r['model']} b{r['batch']} {r['precision']}: " +
+                  ", ".join(f"{k} {v:.3g}" for k, v in e.items()) +
+                  (" (ok)" if ok else " (FAIL)"))
     print("\nengine configurations kept:",
           {f"{r['model']} b{r['batch']} {r['precision']}":
            r["info"]["tuned"]["engines"] for r in rows})
