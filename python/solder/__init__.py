@@ -58,7 +58,8 @@ def compile(model, *, shapes=None, precision="fp32", fusion=True,
             disable_fusion=(), disable_passes=(), io_precision="model",
             layout="auto", fuse_attention=None, tune=False,
             gemm_kernels="auto", attention_kernels="auto",
-            dependent_launch=False, defer_norms=False):
+            dependent_launch=False, defer_norms=False,
+            conv_epilogues="auto"):
     """Compiles an ONNX model (a path or the model's bytes).
 
     shapes: {input name: shape tuple, or dim symbol name: size}, binding
@@ -79,12 +80,17 @@ def compile(model, *, shapes=None, precision="fp32", fusion=True,
     tune: choose the cuDNN/cuBLASLt algorithms on this GPU now and record
       them, so save_plan writes a tuned plan (`solder compile --tune`);
       fp16/bf16 matmul groups are also timed as generated tensor-core
-      GEMMs, and attention groups as cuDNN's fused attention, and the
-      faster kept; needs the GPU.
+      GEMMs, attention groups as cuDNN's fused attention and convolution
+      groups as cuDNN operation graphs, and the faster kept; needs the
+      GPU.
     gemm_kernels: who runs matmul groups, as `--gemm-kernels`: 'auto',
       'library', 'generated' or 'wgmma'.
     attention_kernels: who runs attention groups, as
       `--attention-kernels`: 'auto', 'generated' or 'cudnn'.
+    conv_epilogues: how convolution groups run, as `--conv-epilogues`:
+      'auto' (what tune=True timed faster, else 'fused'), 'fused' (cuDNN's
+      fused call plus a kernel for the rest of the chain) or 'graph' (one
+      cuDNN operation graph per group, NHWC fp16/bf16).
     dependent_launch: `--dependent-launch`: generated kernels launch as
       programmatic dependents (sm_90+); `tune=True` takes it where the
       whole plan measured faster.
@@ -125,7 +131,7 @@ def compile(model, *, shapes=None, precision="fp32", fusion=True,
         bool(allow_tf32), str(precision), io_precision == "compute",
         str(layout), fuse_attention is True, fuse_attention is None,
         bool(tune), str(gemm_kernels), str(attention_kernels),
-        bool(dependent_launch), bool(defer_norms))
+        bool(dependent_launch), bool(defer_norms), str(conv_epilogues))
     return Model(native)
 
 

@@ -38,6 +38,7 @@ def compile(
     attention_kernels: str = ...,
     dependent_launch: bool = ...,
     defer_norms: bool = ...,
+    conv_epilogues: str = ...,
 ) -> Model: ...
 def load_plan(path: Union[str, os.PathLike]) -> Model: ...
 

@@ -153,17 +153,18 @@ PyObject *describe(llvm::ArrayRef<TensorInfo> Tensors) {
 ///         precision: str, compute_io: bool, layout: str,
 ///         fuse_attention: bool, auto_attention: bool, tune: bool,
 ///         gemm_kernels: str, attention_kernels: str,
-///         dependent_launch: bool, defer_norms: bool)
+///         dependent_launch: bool, defer_norms: bool,
+///         conv_epilogues: str)
 PyObject *compileModel(PyObject *, PyObject *Args) {
   PyObject *Source, *Shapes, *Symbols, *Fusions, *Passes;
-  const char *Backend, *Arch, *CacheDir, *Prec, *Layout, *Gemm, *Attn;
+  const char *Backend, *Arch, *CacheDir, *Prec, *Layout, *Gemm, *Attn, *Conv;
   int Fusion, AllowTF32, ComputeIo, FuseAttention, AutoAttention, Tune,
       DependentLaunch, DeferNorms;
-  if (!PyArg_ParseTuple(Args, "OOOspOOzzpspspppsspp", &Source, &Shapes,
+  if (!PyArg_ParseTuple(Args, "OOOspOOzzpspspppsspps", &Source, &Shapes,
                         &Symbols, &Backend, &Fusion, &Fusions, &Passes, &Arch,
                         &CacheDir, &AllowTF32, &Prec, &ComputeIo, &Layout,
                         &FuseAttention, &AutoAttention, &Tune, &Gemm, &Attn,
-                        &DependentLaunch, &DeferNorms))
+                        &DependentLaunch, &DeferNorms, &Conv))
     return nullptr;
   CompileOptions Opts;
   std::optional<GemmKernels> G = parseGemmKernels(Gemm);
@@ -178,8 +179,15 @@ PyObject *compileModel(PyObject *, PyObject *Args) {
                      "' (expected auto, generated or cudnn)");
     return nullptr;
   }
+  std::optional<ConvEpilogues> C = parseConvEpilogues(Conv);
+  if (!C) {
+    raiseSolderError(std::string("unknown conv_epilogues '") + Conv +
+                     "' (expected auto, fused or graph)");
+    return nullptr;
+  }
   Opts.Gemm = *G;
   Opts.Attention = *A;
+  Opts.Conv = *C;
   Opts.DependentLaunch = DependentLaunch;
   Opts.DeferNorms = DeferNorms;
   std::optional<ConvLayout> L = parseConvLayout(Layout);

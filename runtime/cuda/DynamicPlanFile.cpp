@@ -50,6 +50,7 @@ static json::Object header(const CompileOptions &O) {
                       {"auto_attention", O.AutoAttention},
                       {"gemm_kernels", gemmKernelsName(O.Gemm)},
                       {"attention_kernels", attentionKernelsName(O.Attention)},
+                      {"conv_epilogues", convEpiloguesName(O.Conv)},
                       {"dependent_launch", O.DependentLaunch},
                       {"disabled_passes", strings(O.DisabledPasses)},
                       {"disabled_fusions", strings(O.DisabledFusions)},
@@ -166,8 +167,13 @@ static Expected<CompileOptions> options(const json::Object &H) {
     return Bad("gemm_kernels");
   if (!Attn)
     return Bad("attention_kernels");
+  std::optional<ConvEpilogues> Conv = parseConvEpilogues(
+      H.getString("conv_epilogues").getValueOr(convEpiloguesName(O.Conv)));
+  if (!Conv)
+    return Bad("conv_epilogues");
   O.Gemm = *Gemm;
   O.Attention = *Attn;
+  O.Conv = *Conv;
   O.DependentLaunch = H.getBoolean("dependent_launch").getValueOr(false);
   for (auto [Key, Out] :
        {std::make_pair("disabled_passes", &O.DisabledPasses),

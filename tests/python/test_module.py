@@ -118,6 +118,23 @@ class ReferenceBackend(unittest.TestCase):
             solder.compile(block, shapes={"B": 2}, arch="sm_90",
                            attention_kernels="flash")
 
+    def test_conv_epilogues_choose_the_plan_step(self):
+        # conv_epilogues='graph' plans each of conv_chains.onnx's six
+        # convolution groups as one cuDNN graph (no rest kernel); 'fused'
+        # keeps cuDNN's fused call and a kernel for each chain it cannot
+        # take; an unknown name is refused with solder's message.
+        chains = os.path.join(SOURCE_DIR, "tests", "data", "conv_chains.onnx")
+        steps = {}
+        for how in ("fused", "graph"):
+            m = solder.compile(chains, arch="sm_90", precision="fp16",
+                               conv_epilogues=how)
+            steps[how] = (m.stats["steps"], m.stats["library_calls"])
+        self.assertEqual(steps["graph"][1], steps["fused"][1])
+        self.assertLess(steps["graph"][0], steps["fused"][0])
+        with self.assertRaisesRegex(solder.SolderError,
+                                    "unknown conv_epilogues 'winograd'"):
+            solder.compile(chains, arch="sm_90", conv_epilogues="winograd")
+
     def test_defer_norms_removes_the_layernorm_steps(self):
         # defer_norms=True (`--defer-norms`): BERT-mini's three LayerNorms
         # read by a matmul and a residual add are computed by the generated

@@ -312,10 +312,11 @@ TEST(DynamicShapesTest, DynamicPlanFileRoundTripsAndRefusesCorruption) {
   CompileOptions CO = mlpRanges(ExecutionBackend::Cuda);
   CO.Arch = "sm_90";
   CO.Prec = Precision::F16;
-  // Who runs matmul and attention groups comes back too (each variant is
-  // compiled with it).
+  // Who runs matmul, attention and convolution groups comes back too (each
+  // variant is compiled with it).
   CO.Gemm = GemmKernels::Library;
   CO.Attention = AttentionKernels::Cudnn;
+  CO.Conv = ConvEpilogues::Graph;
   auto M = CompiledModel::compileFile(dataPath("tiny_mlp.onnx"), CO);
   ASSERT_TRUE(bool(M)) << llvm::toString(M.takeError());
   llvm::SmallString<128> Dir;
@@ -339,6 +340,7 @@ TEST(DynamicShapesTest, DynamicPlanFileRoundTripsAndRefusesCorruption) {
   ASSERT_TRUE(bool(Dyn)) << llvm::toString(Dyn.takeError());
   EXPECT_EQ(Dyn->Opts.Gemm, GemmKernels::Library);
   EXPECT_EQ(Dyn->Opts.Attention, AttentionKernels::Cudnn);
+  EXPECT_EQ(Dyn->Opts.Conv, ConvEpilogues::Graph);
   for (bool Truncate : {false, true}) {
     std::string Bad = Bytes;
     if (Truncate)
