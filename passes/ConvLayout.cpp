@@ -3,6 +3,7 @@
 #include "ir/Layout.h"
 #include "ir/OpRegistry.h"
 #include "passes/PatternMatch.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include <algorithm>
 
 namespace solder {
@@ -69,9 +70,9 @@ public:
     std::vector<Value *> Ops = {*XT, WT};
     if (N.numOperands() > 2 && N.operand(2))
       Ops.push_back(N.operand(2));
-    Node *C = G.insertNode(Pos, OpKind::Conv, Ops,
-                           {G.uniqueName(N.result(0)->name() + ".nhwc")},
-                           N.name());
+    Node *C =
+        G.insertNode(Pos, OpKind::Conv, Ops,
+                     {G.uniqueName(N.result(0)->name() + ".nhwc")}, N.name());
     C->attrs() = N.attrs();
     C->attrs().set(LayoutAttrName, NhwcLayout);
     if (auto E = inferNodeTypes(*C))
@@ -118,14 +119,13 @@ public:
       if (!std::is_sorted(Kept.begin(), Kept.end()))
         continue;
       auto OutDims = T->result(0)->type().staticDims();
-      Value *Shape = G.addConstant(
-          G.uniqueName(T->result(0)->name() + ".shape"),
-          Tensor::fromInt64s(std::vector<int64_t>(OutDims.begin(),
-                                                  OutDims.end())));
-      Node *R = G.insertNode(G.iteratorOf(T), OpKind::Reshape,
-                             {T->operand(0), Shape},
-                             {G.uniqueName(T->result(0)->name() + ".r")},
-                             T->name());
+      Value *Shape =
+          G.addConstant(G.uniqueName(T->result(0)->name() + ".shape"),
+                        Tensor::fromInt64s(std::vector<int64_t>(
+                            OutDims.begin(), OutDims.end())));
+      Node *R =
+          G.insertNode(G.iteratorOf(T), OpKind::Reshape, {T->operand(0), Shape},
+                       {G.uniqueName(T->result(0)->name() + ".r")}, T->name());
       if (auto E = inferNodeTypes(*R))
         return std::move(E);
       replaceKeepingName(G, T->result(0), R->result(0));
@@ -250,9 +250,9 @@ private:
 
   /// A copy of N (same kind, name and attributes) on Ops, before N.
   llvm::Expected<Node *> cloneOn(Node &N, llvm::ArrayRef<Value *> Ops) {
-    Node *C = G.insertNode(G.iteratorOf(&N), N.kind(), Ops,
-                           {G.uniqueName(N.result(0)->name() + ".sunk")},
-                           N.name());
+    Node *C =
+        G.insertNode(G.iteratorOf(&N), N.kind(), Ops,
+                     {G.uniqueName(N.result(0)->name() + ".sunk")}, N.name());
     C->attrs() = N.attrs();
     if (auto E = inferNodeTypes(*C))
       return std::move(E);
@@ -282,9 +282,33 @@ private:
 
   /// The perm shared by the Transposes among N's operands (each the
   /// result's rank), when every other operand is a constant (or absent).
+  /// A Transpose of V by Q that runs before N, or null. An elementwise op
+  /// between T(a) and V reads it in V's place at no cost: a block's input,
+  /// transposed for its convolution, read again as the residual.
+  Value *earlierTranspose(const Value *V, llvm::ArrayRef<int64_t> Q,
+                          const Node &N) {
+    llvm::SmallPtrSet<const Node *, 4> Candidates;
+    for (const Use &U : V->uses())
+      if (U.User->kind() == OpKind::Transpose && U.User->operand(0) == V &&
+          permOf(*U.User) == Perm(Q.begin(), Q.end()))
+        Candidates.insert(U.User);
+    if (Candidates.empty())
+      return nullptr;
+    for (const auto &M : G.nodes()) {
+      if (M.get() == &N)
+        return nullptr;
+      if (Candidates.count(M.get()))
+        return M->result(0);
+    }
+    return nullptr;
+  }
+
+  /// The perm every transposed operand of N shares, when each other operand
+  /// is a constant or has a transpose by its inverse before N.
   std::optional<Perm> sharedPerm(const Node &N) {
     std::optional<Perm> P;
     unsigned Rank = N.result(0)->type().rank();
+    bool Others = false;
     for (const Value *O : N.operands()) {
       if (!O)
         continue;
@@ -294,9 +318,14 @@ private:
           return std::nullopt;
         P = Q;
       } else if (!O->isConstant()) {
-        return std::nullopt;
+        Others = true;
       }
     }
+    if (P && Others)
+      for (const Value *O : N.operands())
+        if (O && !transposeOf(O) && !O->isConstant() &&
+            !earlierTranspose(O, invertPerm(*P), N))
+          return std::nullopt;
     return P;
   }
 
@@ -314,6 +343,8 @@ private:
         Ops.push_back(T->operand(0));
       } else if (O->type().rank() == 0) {
         Ops.push_back(O); // scalars broadcast either way
+      } else if (!O->isConstant()) {
+        Ops.push_back(earlierTranspose(O, Inv, N)); // sharedPerm found it
       } else {
         // op(T(x), c) == T(op(x, c')) with c' = T^-1(c at full rank).
         const Tensor &C = *O->constant();
@@ -386,9 +417,9 @@ private:
                                 Tensor::fromInt64s({1, 2}));
     OpKind K = N.kind() == OpKind::GlobalAveragePool ? OpKind::ReduceMean
                                                      : OpKind::ReduceMax;
-    Node *R = G.insertNode(G.iteratorOf(&N), K, {X, Axes},
-                           {G.uniqueName(N.result(0)->name() + ".nhwc")},
-                           N.name());
+    Node *R =
+        G.insertNode(G.iteratorOf(&N), K, {X, Axes},
+                     {G.uniqueName(N.result(0)->name() + ".nhwc")}, N.name());
     R->attrs().set("keepdims", int64_t(1));
     if (auto E = inferNodeTypes(*R))
       return std::move(E);

@@ -197,3 +197,50 @@ graph "g" opset 18 {{
   EXPECT_EQ(count(After, "Transpose("), 1u) << After;
   EXPECT_NE(After.find("[1, 2]"), std::string::npos) << After;
 }
+
+/// A block whose residual is the block's input (%x, or another input %r
+/// when Other): conv + Add(residual) + Relu, then a second conv.
+std::string inputResidual(bool Other) {
+  return llvm::formatv(R"(
+graph "g" opset 17 {{
+  input %x : f32[1,2,4,4]
+  {2}
+  const %w1 : f32[2,2,3,3] = {0}
+  const %w2 : f32[2,2,1,1] = {1}
+  %c1 = Conv(%x, %w1) {{pads = [1, 1, 1, 1]} : f32[1,2,4,4] @"c1"
+  %a = Add(%c1, {3}) : f32[1,2,4,4] @"residual"
+  %y = Relu(%a) : f32[1,2,4,4] @"relu"
+  %c2 = Conv(%y, %w2) : f32[1,2,4,4] @"c2"
+  output %c2
+}
+)",
+                       list(36, 1), list(4, 2),
+                       Other ? "input %r : f32[1,2,4,4]" : "",
+                       Other ? "%r" : "%x")
+      .str();
+}
+
+TEST(ConvLayout, ResidualOfTheBlockInputReadsItsTranspose) {
+  // The Add reads %x, which the first conv already reads transposed: the
+  // Add takes that transpose, so the block runs NHWC between the input's
+  // transpose and the output's.
+  std::string Text = inputResidual(false);
+  ConvLayoutPass P(ConvLayout::Nhwc, false);
+  expectRewriteKeepsFunction(P, Text, "layout = \"NHWC\"", 1e-5);
+  auto [Changed, After] = convert(Text, ConvLayout::Nhwc);
+  EXPECT_TRUE(Changed);
+  EXPECT_EQ(count(After, "Transpose("), 2u) << After;
+  EXPECT_NE(After.find("Add(%c1.nhwc, %x.nhwc)"), std::string::npos) << After;
+}
+
+TEST(ConvLayout, ResidualOfAnotherInputStaysNchw) {
+  // The twin: %r has no transpose to read, so the Add (and the Relu) stay
+  // NCHW between transposes.
+  std::string Text = inputResidual(true);
+  ConvLayoutPass P(ConvLayout::Nhwc, false);
+  expectRewriteKeepsFunction(P, Text, "layout = \"NHWC\"", 1e-5);
+  auto [Changed, After] = convert(Text, ConvLayout::Nhwc);
+  EXPECT_TRUE(Changed);
+  EXPECT_EQ(count(After, "Transpose("), 4u) << After;
+  EXPECT_NE(After.find("Add(%c1, %r)"), std::string::npos) << After;
+}
