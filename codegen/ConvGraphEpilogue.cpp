@@ -84,13 +84,6 @@ void describeNhwc(const std::array<int64_t, 4> &D, ConvGraphTensor &T) {
   }
 }
 
-std::optional<double> constantScalar(const Value *V) {
-  const Tensor *T = V ? V->constant() : nullptr;
-  if (!T || T->numElements() != 1)
-    return std::nullopt;
-  return T->getDouble(0);
-}
-
 class Lowering {
 public:
   explicit Lowering(ConvGraphLowering &L) : L(L) {}
@@ -213,7 +206,7 @@ bool Lowering::lowerNode(const Node &N) {
     // or passed by value. Sub and Div keep their order.
     auto Other = [&](unsigned I) -> int32_t {
       const Value *V = N.operand(I);
-      if (std::optional<double> S = constantScalar(V))
+      if (std::optional<double> S = constScalar(V))
         return scalar(float(*S));
       return operand(V);
     };
@@ -241,25 +234,24 @@ bool Lowering::lowerNode(const Node &N) {
     return true;
   }
   case OpKind::Clip: {
-    std::optional<double> Lo = 0, Hi = 0;
+    // An absent bound clips nothing.
+    double Lo = -FLT_MAX, Hi = FLT_MAX;
     if (N.numOperands() > 1 && N.operand(1)) {
-      Lo = constantScalar(N.operand(1));
-      if (!Lo)
+      std::optional<double> V = constScalar(N.operand(1));
+      if (!V)
         return fail(Name + ": the lower bound is not a constant scalar");
-    } else {
-      Lo = -FLT_MAX;
+      Lo = *V;
     }
     if (N.numOperands() > 2 && N.operand(2)) {
-      Hi = constantScalar(N.operand(2));
-      if (!Hi)
+      std::optional<double> V = constScalar(N.operand(2));
+      if (!V)
         return fail(Name + ": the upper bound is not a constant scalar");
-    } else {
-      Hi = FLT_MAX;
+      Hi = *V;
     }
     if (!Unary(ConvPointwise::Relu))
       return false;
-    L.Ops.back().Lower = float(*Lo);
-    L.Ops.back().Upper = float(*Hi);
+    L.Ops.back().Lower = float(Lo);
+    L.Ops.back().Upper = float(Hi);
     return true;
   }
   case OpKind::Sigmoid:

@@ -49,14 +49,6 @@ bool isAxisVector(const Value *V, const Value *Result, unsigned Axis) {
   return true;
 }
 
-/// The value of a constant scalar (at most one element), if V is one.
-std::optional<double> constantScalar(const Value *V) {
-  const Tensor *T = V->constant();
-  if (!T || T->numElements() != 1)
-    return std::nullopt;
-  return T->getDouble(0);
-}
-
 /// The operand of binary node X that is not Prev, or null when X does not
 /// read Prev exactly once.
 const Value *otherOperand(const Node &X, const Value *Prev) {
@@ -124,7 +116,7 @@ struct Matcher {
     const Value *O = otherOperand(X, Prev);
     if (!O)
       return false;
-    std::optional<double> S = constantScalar(O);
+    std::optional<double> S = constScalar(O);
     if (!S)
       return false;
     if (X.kind() == OpKind::Div) {

@@ -220,4 +220,10 @@ std::string Graph::uniqueName(llvm::StringRef Base) {
   }
 }
 
+std::optional<double> constScalar(const Value *V) {
+  if (!V || !V->isConstant() || V->constant()->numElements() != 1)
+    return std::nullopt;
+  return V->constant()->getDouble(0);
+}
+
 } // namespace solder

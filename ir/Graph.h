@@ -84,6 +84,10 @@ private:
   unsigned UsesFrom = 0;
 };
 
+/// The value of a constant holding exactly one element (any rank), as
+/// double; nullopt for anything else (V may be null).
+std::optional<double> constScalar(const Value *V);
+
 class Node {
 public:
   OpKind kind() const { return Kind; }

@@ -11,12 +11,6 @@ Node *matchOp(const Value *V, OpKind K) {
   return V->producer();
 }
 
-std::optional<double> constScalar(const Value *V) {
-  if (!V || !V->isConstant() || V->constant()->numElements() != 1)
-    return std::nullopt;
-  return V->constant()->getDouble(0);
-}
-
 bool isConstScalar(const Value *V, double Expected, double Tol) {
   std::optional<double> C = constScalar(V);
   return C && std::fabs(*C - Expected) <= Tol * std::fabs(Expected);

@@ -18,9 +18,6 @@ namespace solder {
 /// The node producing V when it is of kind K, else null (V may be null).
 Node *matchOp(const Value *V, OpKind K);
 
-/// The value of a constant holding exactly one element (any rank), as double.
-std::optional<double> constScalar(const Value *V);
-
 /// V is a one-element constant within relative tolerance Tol of Expected.
 bool isConstScalar(const Value *V, double Expected, double Tol = 1e-4);
 
