@@ -97,17 +97,8 @@ Error pointwise(GraphBuilder &G, const ConvGraphOp &O,
     if (Error E = setFloat(*Pw, CUDNN_ATTR_POINTWISE_SOFTPLUS_BETA, 1.0f))
       return E;
   }
-  if (Error E = G.finalize(*Pw, "finalizing a pointwise descriptor"))
-    return E;
-  return G
-      .node(
-          CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR,
-          {{CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, *Pw},
-           {CUDNN_ATTR_OPERATION_POINTWISE_XDESC, T[O.X]},
-           {CUDNN_ATTR_OPERATION_POINTWISE_BDESC, O.B >= 0 ? T[O.B] : nullptr},
-           {CUDNN_ATTR_OPERATION_POINTWISE_YDESC, T[O.Y]}},
-          "a pointwise operation", true)
-      .takeError();
+  return G.pointwiseOp(*Pw, T[O.X], O.B >= 0 ? T[O.B] : nullptr, nullptr,
+                       T[O.Y]);
 }
 
 /// The operation graph of C on H.

@@ -172,10 +172,20 @@ public:
       if (llvm::Error E =
               set(*Pw, CUDNN_ATTR_POINTWISE_AXIS, CUDNN_TYPE_INT64, 1, &Axis))
         return E;
-    if (llvm::Error E = finalize(*Pw, "finalizing a pointwise descriptor"))
+    return pointwiseOp(*Pw, X, B, T, Y);
+  }
+
+  /// Y = mode(X[, B[, T]]) by pointwise descriptor Pw, created by the
+  /// caller with the attributes its mode takes, finalized here.
+  llvm::Error pointwiseOp(cudnnBackendDescriptor_t Pw,
+                          cudnnBackendDescriptor_t X,
+                          cudnnBackendDescriptor_t B,
+                          cudnnBackendDescriptor_t T,
+                          cudnnBackendDescriptor_t Y) {
+    if (llvm::Error E = finalize(Pw, "finalizing a pointwise descriptor"))
       return E;
     return node(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR,
-                {{CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, *Pw},
+                {{CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, Pw},
                  {CUDNN_ATTR_OPERATION_POINTWISE_XDESC, X},
                  {CUDNN_ATTR_OPERATION_POINTWISE_BDESC, B},
                  {CUDNN_ATTR_OPERATION_POINTWISE_TDESC, T},
