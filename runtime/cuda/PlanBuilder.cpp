@@ -247,6 +247,13 @@ private:
   Error addGemm(const Node &N, const LibraryEpilogue *E);
   /// Conv, or ConvTranspose (cuDNN backward data) when Transpose.
   Error addConv(const Node &N, bool Transpose, const LibraryEpilogue *E);
+  /// C's type, layout, dims, pads, strides, dilations and groups for
+  /// Conv/ConvTranspose N reading X and W and writing Y.
+  Error convGeometry(const Node &N, bool Transpose, const Value *X,
+                     const Value *W, const Value *Y, ConvConfig &C);
+  /// The step of convolution C: it reads CV's X, W, bias, z and graph
+  /// operands and writes its Y.
+  void addConvStep(const Node &N, ConvConfig C, ConvValues CV);
   /// The steps of a contraction group; RunsAs says how it runs.
   Error addContractionGroup(const Node &Group, std::string &RunsAs);
   /// Attention node N as one cuDNN call, when the options ask for it and
@@ -556,15 +563,9 @@ Error symmetricPads(const Node &N, ArrayRef<int64_t> Begin,
   return Error::success();
 }
 
-Error Builder::addConv(const Node &N, bool Transpose,
-                       const LibraryEpilogue *E) {
+Error Builder::convGeometry(const Node &N, bool Transpose, const Value *X,
+                            const Value *W, const Value *Y, ConvConfig &C) {
   const char *Op = Transpose ? "ConvTranspose" : "Conv";
-  const Value *X = outer(N.operand(0)), *W = outer(N.operand(1));
-  const Value *Bv = N.operand(2) ? outer(N.operand(2)) : nullptr;
-  const Value *Y = outer(E ? E->LibraryResult : N.result(0));
-  // The matcher takes a bias Add only when the node has no bias of its own.
-  if (E && E->Bias)
-    Bv = outer(E->Bias);
   DType T = Y->dtype();
   if (T != DType::F32 && T != DType::F16 && T != DType::BF16 && T != DType::F64)
     return planError(N.describe() + ": " + Op + " of " + dtypeName(T) +
@@ -592,7 +593,6 @@ Error Builder::addConv(const Node &N, bool Transpose,
   ConvPads Pads = effectiveConvPads(N, ArrayRef<int64_t>(XD).drop_front(2),
                                     ArrayRef<int64_t>(WD).drop_front(2),
                                     ArrayRef<int64_t>(YD).drop_front(2));
-  ConvConfig C;
   C.Elem = T;
   C.Transpose = Transpose;
   C.Nhwc = Nhwc;
@@ -617,6 +617,40 @@ Error Builder::addConv(const Node &N, bool Transpose,
     C.Strides.insert(C.Strides.begin(), 1);
     C.Dilations.insert(C.Dilations.begin(), 1);
   }
+  return Error::success();
+}
+
+void Builder::addConvStep(const Node &N, ConvConfig C, ConvValues CV) {
+  ProtoStep S;
+  S.K = PlanStep::Kind::Conv;
+  S.Index = P.Convs.size();
+  S.Label = N.describe() + (C.Transpose ? " (conv-transpose " : " (conv ") +
+            (C.Nhwc ? "NHWC " : "") + typeToString(CV.X->type()) + " * " +
+            typeToString(CV.W->type()) + ")";
+  S.Reads = {CV.X, CV.W};
+  for (const Value *V : {CV.Bias, CV.Z})
+    if (V)
+      S.Reads.push_back(V);
+  for (const Value *V : CV.GraphReads)
+    if (V)
+      S.Reads.push_back(V);
+  S.Writes = {CV.Y};
+  ConvVals.push_back(std::move(CV));
+  P.Convs.push_back(std::move(C));
+  Steps.push_back(std::move(S));
+}
+
+Error Builder::addConv(const Node &N, bool Transpose,
+                       const LibraryEpilogue *E) {
+  const Value *X = outer(N.operand(0)), *W = outer(N.operand(1));
+  const Value *Bv = N.operand(2) ? outer(N.operand(2)) : nullptr;
+  const Value *Y = outer(E ? E->LibraryResult : N.result(0));
+  // The matcher takes a bias Add only when the node has no bias of its own.
+  if (E && E->Bias)
+    Bv = outer(E->Bias);
+  ConvConfig C;
+  if (Error Err = convGeometry(N, Transpose, X, W, Y, C))
+    return Err;
   ConvValues CV;
   CV.X = X;
   CV.W = W;
@@ -628,10 +662,10 @@ Error Builder::addConv(const Node &N, bool Transpose,
   // (fp16/bf16 plans), which takes the same call with the identity
   // activation for its own bias: a separate bias kernel cost ResNet-50
   // fp16 b32 5% of its run.
-  bool Fused = !Transpose && T != DType::F64 &&
+  bool Fused = !Transpose && C.Elem != DType::F64 &&
                ((E && (Bv || E->Residual ||
                        E->Activation != EpilogueActivation::None)) ||
-                (Nhwc && Bv));
+                (C.Nhwc && Bv));
   if (Fused) {
     C.Fused = true;
     CV.Bias = Bv;
@@ -645,20 +679,12 @@ Error Builder::addConv(const Node &N, bool Transpose,
     if (E && E->Activation == EpilogueActivation::Relu)
       C.Act = ConvConfig::Activation::Relu;
   }
-  ConvVals.push_back(CV);
-  ProtoStep S;
-  S.K = PlanStep::Kind::Conv;
-  S.Index = P.Convs.size();
-  S.Label = N.describe() + (Transpose ? " (conv-transpose " : " (conv ") +
-            (Nhwc ? "NHWC " : "") + typeToString(X->type()) + " * " +
-            typeToString(W->type()) + ")";
-  S.Reads = {X, W};
-  for (const Value *V : {CV.Bias, CV.Z})
-    if (V)
-      S.Reads.push_back(V);
-  S.Writes = {Y};
-  P.Convs.push_back(std::move(C));
-  Steps.push_back(std::move(S));
+  // The bias kernel's geometry (NCHW-ordered dims; a unit height added to
+  // a 1-D convolution changes no product).
+  std::vector<int64_t> YD = C.YDims;
+  DType T = C.Elem;
+  bool Nhwc = C.Nhwc;
+  addConvStep(N, std::move(C), std::move(CV));
   if (Bv) {
     int64_t Inner = 1;
     for (size_t I = 2; I < YD.size(); ++I)
@@ -740,40 +766,28 @@ Error Builder::addConvGraph(const Node &Group, std::string &RunsAs) {
   ConvGraphLowering L = lowerConvGraph(Group);
   if (!L.Anchor)
     return planError(Group.describe() + ": " + L.Why);
-  // The legacy call's configuration (dims, pads, strides), without its
-  // epilogue; the graph replaces the epilogue.
-  size_t First = Steps.size();
-  if (Error E = addConv(*L.Anchor, /*Transpose=*/false, nullptr))
+  // The convolution's geometry as the fused call has it; the graph is its
+  // epilogue and writes the group's result.
+  const Node &N = *L.Anchor;
+  ConvValues CV;
+  CV.X = outer(N.operand(0));
+  CV.W = outer(N.operand(1));
+  CV.Y = outer(Group.body()->outputs()[0]);
+  ConvConfig C;
+  if (Error E = convGeometry(N, /*Transpose=*/false, CV.X, CV.W,
+                             outer(N.result(0)), C))
     return E;
-  if (Steps.size() != First + 1)
-    return planError(Group.describe() +
-                     ": the convolution took more than one step");
-  ConvConfig &C = P.Convs.back();
-  ConvValues &CV = ConvVals.back();
-  ProtoStep &S = Steps.back();
-  if (!C.Nhwc || C.Transpose || C.XDims.size() != 4)
+  if (!C.Nhwc || C.XDims.size() != 4)
     return planError(Group.describe() +
                      ": a convolution graph must be a 2-D NHWC forward conv");
-  C.Fused = false;
-  C.HasZ = false;
-  C.Act = ConvConfig::Activation::Identity;
-  CV.Bias = CV.Z = nullptr;
-  CV.ZeroBias = false;
   C.Graph = true;
   C.GraphTensors = L.Tensors;
   C.GraphOps = L.Ops;
   auto Engine = Opts.ConvGraphEngines.find(groupInfo(Group).Id);
   C.GraphEngine = Engine == Opts.ConvGraphEngines.end() ? -1 : Engine->second;
-  const Value *Y = outer(Group.body()->outputs()[0]);
-  CV.Y = Y;
-  S.Reads = {CV.X, CV.W};
-  S.Writes = {Y};
-  CV.GraphReads.assign(L.Reads.size(), nullptr);
-  for (size_t I = 0; I < L.Reads.size(); ++I)
-    if (L.Reads[I]) {
-      CV.GraphReads[I] = outer(L.Reads[I]);
-      S.Reads.push_back(CV.GraphReads[I]);
-    }
+  for (const Value *V : L.Reads)
+    CV.GraphReads.push_back(V ? outer(V) : nullptr);
+  addConvStep(N, std::move(C), std::move(CV));
   RunsAs = L.Description;
   return Error::success();
 }
