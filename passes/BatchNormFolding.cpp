@@ -131,24 +131,31 @@ Value *newConstant(Graph &G, llvm::StringRef Base, DType Elem,
   return G.addConstant(G.uniqueName(Base), std::move(T));
 }
 
-/// A new f32 constant: W (f32) with each element times the scale of its
-/// channel, where W's elements come in runs of Run per channel and the
-/// channels repeat every Period runs (Conv weights: Run = all of one
-/// output channel, Period = the channels; a [K, N] matrix: Run = 1,
-/// Period = N). The products are rounded as setDouble rounds them; this is
-/// newConstant without its per-element type dispatch (BN folding of a
-/// 94 MiB model took 0.69 s through getDouble/setDouble).
-Value *scaledF32(Graph &G, llvm::StringRef Base, const Tensor &W,
-                 llvm::ArrayRef<double> Scale, int64_t Run, int64_t Period) {
-  Tensor T(DType::F32, W.dims());
-  const float *Src = W.data<float>();
-  float *Dst = T.mutableData<float>();
+/// A new constant: W with each element times the scale of its channel,
+/// where W's elements come in runs of Run per channel and the channels
+/// repeat every Period runs (Conv weights: Run = all of one output
+/// channel, Period = the channels; a [K, N] matrix: Run = 1, Period = N).
+/// Rounded as newConstant rounds; f32 (the common case) is read and
+/// written directly, without getDouble/setDouble's per-element type
+/// dispatch (BN folding of a 94 MiB model took 0.69 s through them).
+Value *scaledByChannel(Graph &G, llvm::StringRef Base, const Tensor &W,
+                       llvm::ArrayRef<double> Scale, int64_t Run,
+                       int64_t Period) {
+  Tensor T(W.dtype(), W.dims());
+  bool F32 = W.dtype() == DType::F32;
+  const float *Src = F32 ? W.data<float>() : nullptr;
+  float *Dst = F32 ? T.mutableData<float>() : nullptr;
   int64_t N = W.numElements();
   for (int64_t E = 0, Ch = 0; E < N;
        E += Run, Ch = Ch + 1 == Period ? 0 : Ch + 1) {
     double S = Scale[size_t(Ch)];
-    for (int64_t I = E; I < E + Run && I < N; ++I)
-      Dst[I] = float(double(Src[I]) * S);
+    int64_t End = std::min(E + Run, N);
+    if (F32)
+      for (int64_t I = E; I < End; ++I)
+        Dst[I] = float(double(Src[I]) * S);
+    else
+      for (int64_t I = E; I < End; ++I)
+        T.setDouble(I, W.getDouble(I) * S);
   }
   return G.addConstant(G.uniqueName(Base), std::move(T));
 }
@@ -168,21 +175,21 @@ void foldIntoConv(Graph &G, Node &C, const ChannelAffine &A, int64_t Count) {
     int64_t D1 = W.dims()[1];
     int64_t Group = C.attrs().getInt("group", 1);
     int64_t CinPerGroup = W.dims()[0] / Group;
-    auto OutChannel = [&](int64_t E) {
-      if (!Transposed)
-        return E / (D1 * Inner);
-      int64_t I = E / (D1 * Inner), J = (E / Inner) % D1;
-      return (I / CinPerGroup) * D1 + J;
-    };
-    if (W.dtype() == DType::F32 && !Transposed)
-      C.setOperand(1, scaledF32(G, WV->name() + ".folded", W, A.Scale,
-                                D1 * Inner, W.dims()[0]));
-    else
+    if (!Transposed) {
+      // Each output channel's weights are one run.
+      C.setOperand(1, scaledByChannel(G, WV->name() + ".folded", W, A.Scale,
+                                      D1 * Inner, W.dims()[0]));
+    } else {
+      auto OutChannel = [&](int64_t E) {
+        int64_t I = E / (D1 * Inner), J = (E / Inner) % D1;
+        return (I / CinPerGroup) * D1 + J;
+      };
       C.setOperand(1, newConstant(G, WV->name() + ".folded", W.dtype(),
                                   W.dims(), [&](int64_t E) {
                                     return W.getDouble(E) *
                                            A.Scale[OutChannel(E)];
                                   }));
+    }
   }
   if (A.Shift.empty() && !BV)
     return;
@@ -204,15 +211,8 @@ void foldIntoGemm(Graph &G, Node &N, const ChannelAffine &A, int64_t Count) {
     // B is [K, N], or [N, K] under transB.
     bool TransB = N.attrs().getInt("transB", 0) != 0;
     int64_t K = TransB ? B.dims()[1] : B.dims()[0];
-    if (B.dtype() == DType::F32)
-      N.setOperand(1, scaledF32(G, BV->name() + ".folded", B, A.Scale,
-                                TransB ? K : 1, Count));
-    else
-      N.setOperand(1, newConstant(G, BV->name() + ".folded", B.dtype(),
-                                  B.dims(), [&](int64_t E) {
-                                    int64_t Col = TransB ? E / K : E % Count;
-                                    return B.getDouble(E) * A.Scale[Col];
-                                  }));
+    N.setOperand(1, scaledByChannel(G, BV->name() + ".folded", B, A.Scale,
+                                    TransB ? K : 1, Count));
   }
   if (A.Shift.empty() && !CV)
     return;
@@ -244,14 +244,8 @@ void foldIntoGemm(Graph &G, Node &N, const ChannelAffine &A, int64_t Count) {
 void foldIntoMatMul(Graph &G, Node &N, const ChannelAffine &A, int64_t Count) {
   Value *BV = N.operand(1);
   const Tensor &B = *BV->constant();
-  if (B.dtype() == DType::F32) {
-    N.setOperand(1, scaledF32(G, BV->name() + ".folded", B, A.Scale, 1, Count));
-    return;
-  }
-  N.setOperand(1, newConstant(G, BV->name() + ".folded", B.dtype(), B.dims(),
-                              [&](int64_t E) {
-                                return B.getDouble(E) * A.Scale[E % Count];
-                              }));
+  N.setOperand(
+      1, scaledByChannel(G, BV->name() + ".folded", B, A.Scale, 1, Count));
 }
 
 /// Applies P and lets the contraction's result replace Folded (the value
