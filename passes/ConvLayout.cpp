@@ -280,8 +280,6 @@ private:
     return true;
   }
 
-  /// The perm shared by the Transposes among N's operands (each the
-  /// result's rank), when every other operand is a constant (or absent).
   /// A Transpose of V by Q that runs before N, or null. An elementwise op
   /// between T(a) and V reads it in V's place at no cost: a block's input,
   /// transposed for its convolution, read again as the residual.
@@ -303,8 +301,9 @@ private:
     return nullptr;
   }
 
-  /// The perm every transposed operand of N shares, when each other operand
-  /// is a constant or has a transpose by its inverse before N.
+  /// The perm shared by the Transposes among N's operands (each the
+  /// result's rank), when every other operand is a constant, absent, or has
+  /// a transpose by the perm's inverse before N.
   std::optional<Perm> sharedPerm(const Node &N) {
     std::optional<Perm> P;
     unsigned Rank = N.result(0)->type().rank();

@@ -608,7 +608,6 @@ Error tuneConvGroups(const Graph &G, PlanOptions &Opts) {
   }
   std::map<int64_t, bool> Choices;
   std::map<int64_t, std::string> Notes;
-  std::map<int64_t, int> Picked;
   // Groups cuDNN has no engine for on this GPU stay fused, saying why;
   // identical graphs are asked once.
   std::set<int64_t> Takes;
@@ -661,6 +660,7 @@ Error tuneConvGroups(const Graph &G, PlanOptions &Opts) {
     // heuristics list (a group offered fewer takes the first that
     // finalizes): the fastest per group is the graph's candidate.
     PlanTimes Best;
+    std::map<int64_t, int> Picked;
     for (int K = 0; K < ConvEngineTries; ++K) {
       for (int64_t Id : Takes)
         Engines[Id] = K;
