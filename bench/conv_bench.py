@@ -85,7 +85,6 @@ def bench_plan(solder, plan, iters):
 def check_plans(solder, model, shape, plans, work):
     """Max relative error of each plan against the fp32 reference on the
     same random inputs."""
-    import numpy as np
     ins, ref = os.path.join(work, "in"), os.path.join(work, "ref")
     for d in (ins, ref):
         subprocess.run(["rm", "-rf", d])
@@ -94,22 +93,14 @@ def check_plans(solder, model, shape, plans, work):
     if shape:
         cmd += ["--shape", shape]
     sh(cmd, timeout=1800)
-    inputs = []
-    for f in sorted(os.listdir(ins)):
-        inputs += ["--input", f"{f[:-4]}={os.path.join(ins, f)}"]
+    inputs = run_bench.input_flags(ins)
     errs = {}
     for kind, plan in plans.items():
         out = os.path.join(work, "out_" + kind)
         subprocess.run(["rm", "-rf", out])
         sh([solder, "run", plan, "--backend", "cuda", "--output-dir", out] +
            inputs)
-        worst = 0.0
-        for f in sorted(os.listdir(ref)):
-            r = np.load(os.path.join(ref, f)).astype(np.float64)
-            g = np.load(os.path.join(out, f)).astype(np.float64)
-            worst = max(worst, float(np.abs(g - r).max() /
-                                     max(np.abs(r).max(), 1e-30)))
-        errs[kind] = worst
+        errs[kind] = run_bench.max_rel_err(ref, out)
     return errs
 
 

@@ -157,6 +157,27 @@ def solder_bench(solder, model, iters, graph, cache, fusion=True,
     return json.loads(run(cmd).strip().splitlines()[-1])
 
 
+def input_flags(ins):
+    """`--input name=path` for each input `solder run --save-inputs` wrote
+    into the folder ins."""
+    flags = []
+    for f in sorted(os.listdir(ins)):
+        flags += ["--input", f"{f[:-4]}={os.path.join(ins, f)}"]
+    return flags
+
+
+def max_rel_err(ref, out):
+    """max |out - ref| / max |ref| over the outputs `solder run
+    --output-dir` wrote into the folders ref and out (the worst output)."""
+    worst = 0.0
+    for f in sorted(os.listdir(ref)):
+        r = np.load(os.path.join(ref, f)).astype(np.float64)
+        g = np.load(os.path.join(out, f)).astype(np.float64)
+        worst = max(worst, float(np.abs(g - r).max() /
+                                 max(np.abs(r).max(), 1e-30)))
+    return worst
+
+
 def solder_check(solder, model, workdir, name, precision="fp32", extra=()):
     """solder cuda (at precision) vs the fp32 reference on the same random
     inputs: max rel error."""
@@ -165,18 +186,9 @@ def solder_check(solder, model, workdir, name, precision="fp32", extra=()):
     gpu = os.path.join(workdir, "gpu")
     run([solder, "run", model, "--random-inputs", "--backend", "reference",
          "--save-inputs", ins, "--output-dir", ref], timeout=900)
-    inputs = []
-    for f in sorted(os.listdir(ins)):
-        inputs += ["--input", f"{f[:-4]}={os.path.join(ins, f)}"]
     run([solder, "run", model, "--backend", "cuda", "--output-dir", gpu,
-         "--precision", precision] + list(extra) + inputs)
-    worst = 0.0
-    for f in sorted(os.listdir(ref)):
-        r = np.load(os.path.join(ref, f)).astype(np.float64)
-        g = np.load(os.path.join(gpu, f)).astype(np.float64)
-        worst = max(worst, float(np.abs(g - r).max() /
-                                 max(np.abs(r).max(), 1e-30)))
-    return worst
+         "--precision", precision] + list(extra) + input_flags(ins))
+    return max_rel_err(ref, gpu)
 
 
 def checked(solder, model, workdir, name, precision, extra):
