@@ -21,6 +21,7 @@
 #include "ir/Printer.h"
 #include "passes/Pipeline.h"
 #include "tests/GemmGroupGraph.h"
+#include "tests/TestFiles.h"
 #include "tests/codegen/TestNvrtc.h"
 #include <cstring>
 #include <gtest/gtest.h>
@@ -641,6 +642,9 @@ TEST(GeneratedGemm, WgmmaKernelsCompileForSm90aOnly) {
   GeneratedKernel K = std::move(*KO);
   ASSERT_TRUE(needsArchSpecificTarget(K.Source)) << K.Source;
   NvrtcOptions NO = solder::testing::testNvrtcOptions();
+  solder::testing::TempDir Fail(
+      "solder-wgmma"); // the failing source is saved there
+  NO.FailureDir = std::string(Fail.Path.str());
   NO.Arch = "sm_100";
   auto Other = compileKernels({K}, NO);
   ASSERT_FALSE(bool(Other));
