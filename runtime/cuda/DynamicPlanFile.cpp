@@ -73,7 +73,9 @@ static uint64_t getU64(StringRef B) {
   return V;
 }
 
-static void emit(const DynamicPlan &P, raw_ostream &Out) {
+/// Parts goes through Write (the ONNX model, up to gigabytes, in batches),
+/// the rest through Out.
+static void emit(const DynamicPlan &P, raw_ostream &Out, PartWriter Write) {
   std::string Head = formatv("{0}", json::Value(header(P.Opts))).str();
   std::string Body;
   raw_string_ostream OS(Body);
@@ -87,15 +89,20 @@ static void emit(const DynamicPlan &P, raw_ostream &Out) {
   OS.flush();
   PlanChecksum Sum;
   Sum.update(Body);
-  Sum.update(P.OnnxBytes);
-  Out << Body << P.OnnxBytes;
+  Out << Body;
+  std::vector<StringRef> Parts;
+  appendParts(P.OnnxBytes, Parts);
+  checksumAndWrite(Parts, Sum, Write);
   putU64(Out, Sum.finish());
 }
 
 std::string serializeDynamicPlan(const DynamicPlan &P) {
   std::string S;
   raw_string_ostream OS(S);
-  emit(P, OS);
+  emit(P, OS, [&](ArrayRef<StringRef> Parts) {
+    for (StringRef Part : Parts)
+      OS << Part;
+  });
   return OS.str();
 }
 
@@ -233,7 +240,9 @@ Expected<DynamicPlan> deserializeDynamicPlan(StringRef Bytes) {
 }
 
 Error writeDynamicPlanFile(StringRef Path, const DynamicPlan &P) {
-  return writeAtomically(Path, [&](raw_pwrite_stream &OS) { emit(P, OS); });
+  return writeAtomically(Path, [&](AtomicFileStream &OS) {
+    emit(P, OS, [&](ArrayRef<StringRef> Parts) { OS.writeGather(Parts); });
+  });
 }
 
 Expected<DynamicPlan> readDynamicPlanFile(StringRef Path) {

@@ -29,11 +29,14 @@
 #define SOLDER_RUNTIME_CUDA_PLANFILE_H
 
 #include "runtime/cuda/Plan.h"
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
+#include "llvm/Support/raw_ostream.h"
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace solder {
 
@@ -71,6 +74,15 @@ private:
 };
 uint64_t planChecksum(llvm::StringRef Bytes);
 
+/// Writes consecutive byte ranges of a file, in order.
+using PartWriter = llvm::function_ref<void(llvm::ArrayRef<llvm::StringRef>)>;
+/// Appends Bytes cut into parts of at most 256 KiB.
+void appendParts(llvm::StringRef Bytes, std::vector<llvm::StringRef> &Parts);
+/// Adds Parts to Sum (in order) while Write writes them, in batches of a
+/// few MiB; a large blob is checksummed on a second thread meanwhile.
+void checksumAndWrite(llvm::ArrayRef<llvm::StringRef> Parts, PlanChecksum &Sum,
+                      PartWriter Write);
+
 /// The plan file's bytes (tests and in-memory use; files are streamed).
 std::string serializePlan(const Plan &P);
 /// Owner, when given, keeps Bytes alive for the plan's lifetime and the
@@ -80,15 +92,32 @@ deserializePlan(llvm::StringRef Bytes,
                 std::shared_ptr<const void> Owner = nullptr);
 
 llvm::Error writePlanFile(llvm::StringRef Path, const Plan &P);
+
+/// The stream writeAtomically prints to. writeGather sends many byte ranges
+/// in one writev(2): a file of weights leaves in a few calls of megabytes
+/// each rather than one call per buffer's worth (each call on ext4 takes
+/// the inode lock and stamps the file's times). Errors surface as the
+/// stream's, like those of write.
+class AtomicFileStream final : public llvm::raw_fd_ostream {
+public:
+  explicit AtomicFileStream(int FD)
+      : raw_fd_ostream(FD, /*shouldClose=*/true) {}
+  void writeGather(llvm::ArrayRef<llvm::StringRef> Parts);
+};
+
 /// Writes what Emit prints to a temporary file beside Path, then renames it
 /// over Path: readers see the old file or the whole new one (a signal
 /// removes the temporary; SIGKILL may leave it, never a partial Path).
 /// SizeHint, when known, is the file's final size: its blocks are reserved
-/// first, and a disk without room for them fails before any write.
-llvm::Error
-writeAtomically(llvm::StringRef Path,
-                llvm::function_ref<void(llvm::raw_pwrite_stream &)> Emit,
-                uint64_t SizeHint = 0);
+/// first, and a disk without room for them fails before any write. A Path
+/// that is a device or a pipe (-o /dev/null) is written in place instead:
+/// renaming over it would replace the device with a file.
+/// Whether writeAtomically writes Path in place: it exists and is neither a
+/// regular file nor a folder.
+bool writesInPlace(llvm::StringRef Path);
+llvm::Error writeAtomically(llvm::StringRef Path,
+                            llvm::function_ref<void(AtomicFileStream &)> Emit,
+                            uint64_t SizeHint = 0);
 /// Maps the file; the plan's weights view the mapping.
 llvm::Expected<Plan> readPlanFile(llvm::StringRef Path);
 

@@ -13,7 +13,10 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include <cstring>
+#include <fcntl.h>
 #include <fstream>
+#include <sys/stat.h>
+#include <unistd.h>
 
 using namespace solder;
 using namespace solder::test;
@@ -305,9 +308,9 @@ TEST(PlanFileTest, ChecksumStreamsInAnyChunks) {
   EXPECT_NE(planChecksum(Bytes + '\0'), Whole);
 }
 
-// Blobs of 16 MiB or more are checksummed on a second thread ahead of the
-// writes: the file must be the same bytes, checksum included, as one pass
-// computes, and a flipped weight byte far into the blob is still caught.
+// Blobs of 16 MiB or more are checksummed on a second thread while the
+// writes go out: the file must be the same bytes, checksum included, as one
+// pass computes, and a flipped weight byte far into the blob is still caught.
 TEST(PlanFileTest, LargeWeightsChecksummedAheadOfTheWrite) {
   Plan P = compiledMixedPlan();
   auto Big = std::make_shared<std::string>((40u << 20) + 123, '\0');
@@ -333,6 +336,114 @@ TEST(PlanFileTest, LargeWeightsChecksummedAheadOfTheWrite) {
   ASSERT_FALSE(bool(Refused));
   EXPECT_NE(llvm::toString(Refused.takeError()).find("checksum mismatch"),
             std::string::npos);
+}
+
+// The file's weights leave in writev batches (AtomicFileStream), the
+// in-memory form through the stream: both must be the same bytes, gaps and
+// a piece past the last batch included.
+TEST(PlanFileTest, LargePlanFileIsTheSerializedBytes) {
+  Plan P = compiledMixedPlan();
+  auto Big = std::make_shared<std::string>((21u << 20) + 77, '\0');
+  for (size_t I = 0; I < Big->size(); I += 509)
+    (*Big)[I] = char(I * 13 + 1);
+  P.Weights.append(*Big, Big);
+  for (int I = 0; I < 40; ++I) // small pieces, each after an alignment gap
+    P.Weights.appendCopy("piece " + std::to_string(I));
+  std::string Path = tempPath("large.plan");
+  ASSERT_FALSE(bool(writePlanFile(Path, P)));
+  auto File = llvm::MemoryBuffer::getFile(Path);
+  ASSERT_TRUE(bool(File));
+  EXPECT_TRUE((*File)->getBuffer() == serializePlan(P));
+  llvm::Expected<Plan> Back = readPlanFile(Path);
+  ASSERT_TRUE(bool(Back)) << llvm::toString(Back.takeError());
+  EXPECT_EQ(Back->Weights, P.Weights);
+  llvm::sys::fs::remove(Path);
+}
+
+// writeGather: buffered text before and after, empty parts, and more parts
+// than one writev takes (IOV_MAX), in order.
+TEST(PlanFileTest, GatheredWritesKeepTheirOrder) {
+  std::string Path = tempPath("gather.bin");
+  std::vector<std::string> Owned;
+  for (int I = 0; I < 3000; ++I)
+    Owned.push_back(I % 7 ? "<" + std::to_string(I) + ">" : "");
+  std::vector<llvm::StringRef> Parts(Owned.begin(), Owned.end());
+  std::string Want = "head";
+  for (const std::string &S : Owned)
+    Want += S;
+  Want += "tail";
+  int FD = -1;
+  ASSERT_FALSE(llvm::sys::fs::openFileForWrite(Path, FD));
+  {
+    AtomicFileStream OS(FD);
+    OS << "head";
+    OS.writeGather(Parts);
+    EXPECT_EQ(OS.tell(), Want.size() - 4);
+    OS << "tail";
+    OS.close();
+    EXPECT_FALSE(OS.has_error());
+  }
+  auto File = llvm::MemoryBuffer::getFile(Path);
+  ASSERT_TRUE(bool(File));
+  EXPECT_EQ((*File)->getBuffer().str(), Want);
+  llvm::sys::fs::remove(Path);
+}
+
+// Negative twin: a device that refuses the bytes (/dev/full) is the
+// stream's error, as for its own writes.
+TEST(PlanFileTest, GatheredWriteErrorsAreTheStreams) {
+  int FD = ::open("/dev/full", O_WRONLY | O_CLOEXEC);
+  if (FD < 0)
+    GTEST_SKIP() << "no /dev/full here";
+  AtomicFileStream OS(FD);
+  std::string Part(1 << 16, 'x');
+  OS.writeGather({Part, Part});
+  EXPECT_TRUE(OS.has_error());
+  EXPECT_EQ(OS.error(), std::errc::no_space_on_device);
+  OS.clear_error();
+}
+
+// `-o /dev/null` writes into the device; renaming a temporary over it
+// would replace the device node with a file (as root, for everyone). The
+// write happens only once the decision is known to be in place, so a
+// regression fails here without touching /dev/null.
+TEST(PlanFileTest, DeviceIsWrittenInPlace) {
+  if (!llvm::sys::fs::exists("/dev/null"))
+    GTEST_SKIP() << "no /dev/null here";
+  ASSERT_TRUE(writesInPlace("/dev/null"));
+  ASSERT_FALSE(bool(writePlanFile("/dev/null", compiledMixedPlan())));
+  llvm::sys::fs::file_status St;
+  ASSERT_FALSE(llvm::sys::fs::status("/dev/null", St));
+  EXPECT_EQ(St.type(), llvm::sys::fs::file_type::character_file);
+  // Negative twins: regular files, absent paths and folders go through a
+  // temporary and a rename.
+  std::string Path = tempPath("in-place.plan");
+  EXPECT_FALSE(writesInPlace(Path));
+  ASSERT_FALSE(bool(writePlanFile(Path, compiledMixedPlan())));
+  EXPECT_FALSE(writesInPlace(Path));
+  EXPECT_FALSE(writesInPlace(llvm::sys::path::parent_path(Path)));
+  llvm::sys::fs::remove(Path);
+}
+
+// A pipe cannot take a plan (its header is written last, in place): a clear
+// error, and the pipe stays a pipe.
+TEST(PlanFileTest, PipeIsRefusedAndKept) {
+  std::string Path = tempPath("plan.fifo");
+  ::unlink(Path.c_str()); // sys::fs::remove leaves pipes
+  ASSERT_EQ(::mkfifo(Path.c_str(), 0600), 0);
+  // A reader, so opening the pipe for writing does not wait.
+  int Reader = ::open(Path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  ASSERT_GE(Reader, 0);
+  ASSERT_TRUE(writesInPlace(Path));
+  llvm::Error E = writePlanFile(Path, compiledMixedPlan());
+  ASSERT_TRUE(bool(E));
+  std::string Msg = llvm::toString(std::move(E));
+  EXPECT_NE(Msg.find("needs a seekable file"), std::string::npos) << Msg;
+  llvm::sys::fs::file_status St;
+  ASSERT_FALSE(llvm::sys::fs::status(Path, St));
+  EXPECT_EQ(St.type(), llvm::sys::fs::file_type::fifo_file);
+  ::close(Reader);
+  ::unlink(Path.c_str());
 }
 
 TEST(PlanFileTest, WeightBlobAlignsAndZeroFills) {
