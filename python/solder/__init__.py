@@ -77,22 +77,23 @@ def compile(model, *, shapes=None, precision="fp32", fusion=True,
       `--fuse-attention`); False none (`--no-fuse-attention`); None (the
       default) lets fp16/bf16 GPU plans fuse it where its kernel's grid
       fills the GPU.
-    tune: choose the cuDNN/cuBLASLt algorithms on this GPU now and record
-      them, so save_plan writes a tuned plan (`solder compile --tune`);
-      fp16/bf16 matmul groups are also timed as generated tensor-core
-      GEMMs, attention groups as cuDNN's fused attention and convolution
-      groups as cuDNN operation graphs, and the faster kept; needs the
-      GPU.
+    tune: as `solder compile --tune=MODE`; needs the GPU unless 'off'.
+      'fast' chooses the cuDNN/cuBLASLt algorithms on this GPU now and
+      records them, so save_plan writes a tuned plan; 'full' (or True)
+      also times fp16/bf16 matmul groups as generated tensor-core GEMMs,
+      attention groups as cuDNN's fused attention and convolution groups
+      as cuDNN operation graphs, and keeps the faster; 'off' (or False,
+      the default) leaves the algorithms to each load.
     gemm_kernels: who runs matmul groups, as `--gemm-kernels`: 'auto',
       'library', 'generated' or 'wgmma'.
     attention_kernels: who runs attention groups, as
       `--attention-kernels`: 'auto', 'generated' or 'cudnn'.
     conv_epilogues: how convolution groups run, as `--conv-epilogues`:
-      'auto' (what tune=True timed faster, else 'fused'), 'fused' (cuDNN's
+      'auto' (what tune='full' timed faster, else 'fused'), 'fused' (cuDNN's
       fused call plus a kernel for the rest of the chain) or 'graph' (one
       cuDNN operation graph per group, NHWC fp16/bf16).
     dependent_launch: `--dependent-launch`: generated kernels launch as
-      programmatic dependents (sm_90+); `tune=True` takes it where the
+      programmatic dependents (sm_90+); tune='full' takes it where the
       whole plan measured faster.
     defer_norms: `--defer-norms` (experimental, fp16/bf16): LayerNorms
       read by matmuls and residual adds are deferred into them; correct,
@@ -110,6 +111,11 @@ def compile(model, *, shapes=None, precision="fp32", fusion=True,
                 f"compiles {', '.join(PRECISIONS)} only")
         raise ValueError(f"unknown precision {precision!r} (expected one of "
                          f"{', '.join(PRECISIONS + _PLANNED_PRECISIONS)})")
+    tune_mode = ("full" if tune else "off") if isinstance(tune, bool) \
+        else tune
+    if tune_mode not in ("off", "fast", "full"):
+        raise ValueError(f"unknown tune {tune!r} (expected 'off', 'fast', "
+                         "'full', False or True)")
     if io_precision not in ("model", "compute"):
         raise ValueError(f"unknown io_precision {io_precision!r} (expected "
                          "'model' or 'compute')")
@@ -130,7 +136,7 @@ def compile(model, *, shapes=None, precision="fp32", fusion=True,
         arch, None if cache_dir is None else os.fspath(cache_dir),
         bool(allow_tf32), str(precision), io_precision == "compute",
         str(layout), fuse_attention is True, fuse_attention is None,
-        bool(tune), str(gemm_kernels), str(attention_kernels),
+        tune_mode, str(gemm_kernels), str(attention_kernels),
         bool(dependent_launch), bool(defer_norms), str(conv_epilogues))
     return Model(native)
 

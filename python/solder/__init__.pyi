@@ -33,7 +33,7 @@ def compile(
     io_precision: str = ...,
     layout: str = ...,
     fuse_attention: Optional[bool] = ...,
-    tune: bool = ...,
+    tune: Union[bool, str] = ...,
     gemm_kernels: str = ...,
     attention_kernels: str = ...,
     dependent_launch: bool = ...,

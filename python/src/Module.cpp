@@ -151,22 +151,33 @@ PyObject *describe(llvm::ArrayRef<TensorInfo> Tensors) {
 ///         disabled_fusions: list[str], disabled_passes: list[str],
 ///         arch: str | None, cache_dir: str | None, allow_tf32: bool,
 ///         precision: str, compute_io: bool, layout: str,
-///         fuse_attention: bool, auto_attention: bool, tune: bool,
+///         fuse_attention: bool, auto_attention: bool, tune: str,
 ///         gemm_kernels: str, attention_kernels: str,
 ///         dependent_launch: bool, defer_norms: bool,
 ///         conv_epilogues: str)
 PyObject *compileModel(PyObject *, PyObject *Args) {
   PyObject *Source, *Shapes, *Symbols, *Fusions, *Passes;
-  const char *Backend, *Arch, *CacheDir, *Prec, *Layout, *Gemm, *Attn, *Conv;
-  int Fusion, AllowTF32, ComputeIo, FuseAttention, AutoAttention, Tune,
+  const char *Backend, *Arch, *CacheDir, *Prec, *Layout, *Tune, *Gemm, *Attn,
+      *Conv;
+  int Fusion, AllowTF32, ComputeIo, FuseAttention, AutoAttention,
       DependentLaunch, DeferNorms;
-  if (!PyArg_ParseTuple(Args, "OOOspOOzzpspspppsspps", &Source, &Shapes,
+  if (!PyArg_ParseTuple(Args, "OOOspOOzzpspsppssspps", &Source, &Shapes,
                         &Symbols, &Backend, &Fusion, &Fusions, &Passes, &Arch,
                         &CacheDir, &AllowTF32, &Prec, &ComputeIo, &Layout,
                         &FuseAttention, &AutoAttention, &Tune, &Gemm, &Attn,
                         &DependentLaunch, &DeferNorms, &Conv))
     return nullptr;
   CompileOptions Opts;
+  // As `solder compile --tune=`: fast chooses the library algorithms on
+  // this GPU now; full also times the kernel candidates
+  // (CompileOptions::Tune).
+  const bool TuneFull = std::strcmp(Tune, "full") == 0;
+  const bool TuneAlgorithms = TuneFull || std::strcmp(Tune, "fast") == 0;
+  if (!TuneAlgorithms && std::strcmp(Tune, "off") != 0) {
+    raiseSolderError(std::string("unknown tune '") + Tune +
+                     "' (expected off, fast or full)");
+    return nullptr;
+  }
   std::optional<GemmKernels> G = parseGemmKernels(Gemm);
   if (!G) {
     raiseSolderError(std::string("unknown gemm_kernels '") + Gemm +
@@ -218,9 +229,7 @@ PyObject *compileModel(PyObject *, PyObject *Args) {
   Opts.FuseAttention = FuseAttention;
   Opts.AutoAttention = AutoAttention;
   Opts.AllowTF32 = AllowTF32;
-  // As `solder compile --tune`: fp16/bf16 matmul groups also timed as
-  // generated GEMMs (CompileOptions::Tune).
-  Opts.Tune = Tune;
+  Opts.Tune = TuneFull;
   Opts.Arch = Arch ? Arch : "";
   Opts.CacheDir = CacheDir ? CacheDir : "";
   if (!readStrings(Fusions, Opts.DisabledFusions, "disable_fusion") ||
@@ -255,7 +264,7 @@ PyObject *compileModel(PyObject *, PyObject *Args) {
   // plan (save_plan then writes a tuned plan, as `solder compile --tune`).
   auto Tuned = [&](llvm::Expected<std::shared_ptr<CompiledModel>> M)
       -> llvm::Expected<std::shared_ptr<CompiledModel>> {
-    if (M && Tune)
+    if (M && TuneAlgorithms)
       if (llvm::Error E = (*M)->loadOnDevice())
         return std::move(E);
     return M;

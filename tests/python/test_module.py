@@ -297,23 +297,28 @@ class BadModels(unittest.TestCase):
             solder.compile(TINY, shapes=SHAPES, backend="tpu")
         with self.assertRaises(TypeError):
             solder.compile(42)
+        with self.assertRaisesRegex(ValueError, "unknown tune 'slow'"):
+            solder.compile(TINY, shapes=SHAPES, tune="slow")
 
 
 class CudaBackend(unittest.TestCase):
     def test_tune_chooses_algorithms_on_the_gpu(self):
-        # tune=True loads the plan onto this GPU: without one it raises
-        # solder's "no CUDA device"; with one the saved plan is tuned. Its
-        # twin: the same compile without tune needs no GPU.
+        # tune='fast', 'full' or True load the plan onto this GPU: without
+        # one they raise solder's "no CUDA device"; with one the saved plan
+        # is tuned. Its twin: the same compile with tune off needs no GPU.
         solder.compile(TINY, shapes=SHAPES, arch="sm_90")
-        try:
-            model = solder.compile(TINY, shapes=SHAPES, tune=True)
-        except solder.SolderError as e:
-            self.assertIn("no CUDA device", str(e))
-            return
-        with tempfile.TemporaryDirectory() as tmp:
-            path = os.path.join(tmp, "tuned.plan")
-            model.save_plan(path)
-            self.assertEqual(solder.load_plan(path).outputs, model.outputs)
+        solder.compile(TINY, shapes=SHAPES, arch="sm_90", tune="off")
+        for mode in ("fast", "full", True):
+            try:
+                model = solder.compile(TINY, shapes=SHAPES, tune=mode)
+            except solder.SolderError as e:
+                self.assertIn("no CUDA device", str(e))
+                continue
+            with tempfile.TemporaryDirectory() as tmp:
+                path = os.path.join(tmp, "tuned.plan")
+                model.save_plan(path)
+                self.assertEqual(solder.load_plan(path).outputs,
+                                 model.outputs)
 
     def test_compile_save_load_and_context(self):
         model = solder.compile(TINY, shapes=SHAPES, arch="sm_90")
