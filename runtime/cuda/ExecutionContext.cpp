@@ -319,6 +319,9 @@ Error ExecutionContext::Impl::initDnnPlans() {
     ConvGraphs.push_back(std::make_unique<ConvGraphCall>());
     if (Error E = ConvGraphs.back()->init(P.Convs[I], Dnn))
       return rtError(convLabel(P, I) + ": " + toString(std::move(E)));
+    if (Error E =
+            workspaceFits(convLabel(P, I), ConvGraphs.back()->workspaceBytes()))
+      return E;
   }
   Attentions.clear();
   AttentionOf.clear();
@@ -332,8 +335,24 @@ Error ExecutionContext::Impl::initDnnPlans() {
     Attentions.push_back(std::make_unique<AttentionCall>());
     if (Error E = Attentions.back()->init(P.Attentions[I], Dnn))
       return rtError(attentionLabel(P, I) + ": " + toString(std::move(E)));
+    if (Error E = workspaceFits(attentionLabel(P, I),
+                                Attentions.back()->workspaceBytes()))
+      return E;
   }
   return Error::success();
+}
+
+/// The model sized the shared workspace from the plans it built on its own
+/// handle; cuDNN is expected to pick the same engine on this one. Should it
+/// not, a larger workspace would be written past its end: refused instead.
+Error ExecutionContext::Impl::workspaceFits(const std::string &Label,
+                                            size_t Need) const {
+  if (Need <= M->WorkspaceBytes)
+    return Error::success();
+  return rtError(Label + ": cuDNN's plan on this context needs " + Twine(Need) +
+                 " bytes of workspace, the model sized " +
+                 Twine(M->WorkspaceBytes) +
+                 " when it was loaded; load the plan again");
 }
 
 Error ExecutionContext::Impl::enqueueSteps(cudaStream_t S, size_t First,

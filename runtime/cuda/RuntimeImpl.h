@@ -272,6 +272,8 @@ struct ExecutionContext::Impl {
   /// The attention calls and convolution graphs, built on the current
   /// handle.
   llvm::Error initDnnPlans();
+  /// An error naming Label when Need exceeds the model's workspace.
+  llvm::Error workspaceFits(const std::string &Label, size_t Need) const;
   /// A new cuDNN handle in place of the current one (see runGraph); the
   /// attention and convolution plans are built again on it.
   llvm::Error renewDnn() {
