@@ -73,10 +73,20 @@ static uint64_t getU64(StringRef B) {
   return V;
 }
 
+static std::string headerText(const DynamicPlan &P) {
+  return formatv("{0}", json::Value(header(P.Opts))).str();
+}
+
+/// The file's bytes: magic, version, header size, header, model size,
+/// model, checksum.
+static uint64_t fileBytes(const DynamicPlan &P, StringRef Head) {
+  return sizeof(Magic) + 4 + 8 + Head.size() + 8 + P.OnnxBytes.size() + 8;
+}
+
 /// Parts goes through Write (the ONNX model, up to gigabytes, in batches),
 /// the rest through Out.
-static void emit(const DynamicPlan &P, raw_ostream &Out, PartWriter Write) {
-  std::string Head = formatv("{0}", json::Value(header(P.Opts))).str();
+static void emit(const DynamicPlan &P, StringRef Head, raw_ostream &Out,
+                 PartWriter Write) {
   std::string Body;
   raw_string_ostream OS(Body);
   OS.write(Magic, sizeof(Magic));
@@ -99,7 +109,7 @@ static void emit(const DynamicPlan &P, raw_ostream &Out, PartWriter Write) {
 std::string serializeDynamicPlan(const DynamicPlan &P) {
   std::string S;
   raw_string_ostream OS(S);
-  emit(P, OS, [&](ArrayRef<StringRef> Parts) {
+  emit(P, headerText(P), OS, [&](ArrayRef<StringRef> Parts) {
     for (StringRef Part : Parts)
       OS << Part;
   });
@@ -240,9 +250,14 @@ Expected<DynamicPlan> deserializeDynamicPlan(StringRef Bytes) {
 }
 
 Error writeDynamicPlanFile(StringRef Path, const DynamicPlan &P) {
-  return writeAtomically(Path, [&](AtomicFileStream &OS) {
-    emit(P, OS, [&](ArrayRef<StringRef> Parts) { OS.writeGather(Parts); });
-  });
+  std::string Head = headerText(P);
+  return writeAtomically(
+      Path,
+      [&](AtomicFileStream &OS) {
+        emit(P, Head, OS,
+             [&](ArrayRef<StringRef> Parts) { OS.writeGather(Parts); });
+      },
+      fileBytes(P, Head));
 }
 
 Expected<DynamicPlan> readDynamicPlanFile(StringRef Path) {

@@ -341,6 +341,9 @@ TEST(DynamicShapesTest, DynamicPlanFileRoundTripsAndRefusesCorruption) {
   EXPECT_EQ(Dyn->Opts.Gemm, GemmKernels::Library);
   EXPECT_EQ(Dyn->Opts.Attention, AttentionKernels::Cudnn);
   EXPECT_EQ(Dyn->Opts.Conv, ConvEpilogues::Graph);
+  // The file (its model written in gathered batches, its size reserved
+  // first) is the in-memory form's bytes.
+  EXPECT_TRUE(Bytes == serializeDynamicPlan(*Dyn));
   for (bool Truncate : {false, true}) {
     std::string Bad = Bytes;
     if (Truncate)
