@@ -1,7 +1,9 @@
 //===- HorizontalMatMulFusionTest.cpp -------------------------------------===//
 #include "passes/HorizontalMatMulFusion.h"
 #include "PassTestUtils.h"
+#include "ir/OpRegistry.h"
 #include "passes/PrecisionConversion.h"
+#include <cstring>
 #include <map>
 
 using namespace solder;
@@ -154,4 +156,58 @@ TEST(HorizontalMatMulFusion, WithoutACacheEachCompilePacks) {
   ASSERT_TRUE(W1 && W2);
   EXPECT_NE(W1->bytes().data(), W2->bytes().data());
   EXPECT_TRUE(W1->bitwiseEqual(*W2));
+}
+
+TEST(HorizontalMatMulFusion, PacksLargeMisalignedWeightsAsTheyLie) {
+  // Weights of megabytes, each a misaligned view of a mapped file's bytes
+  // (exporters put raw_data at any offset): the packed weight (6 MiB, so
+  // several threads copy its rows) holds every value in its column.
+  const int64_t K = 1024, N[3] = {512, 256, 768};
+  size_t Bytes = 1;
+  for (int64_t W : N)
+    Bytes += size_t(K * W) * 4;
+  auto File = std::make_shared<std::string>(Bytes, '\0');
+  auto Value = [](int P, int64_t R, int64_t C) {
+    return float(P * 2000000 + R * 1000 + C); // exact in f32
+  };
+  Graph G;
+  ::solder::Value *X =
+      G.addInput("x", TensorType(DType::F32, llvm::ArrayRef<int64_t>({2, K})));
+  size_t Off = 1; // misaligned for f32
+  for (int P = 0; P < 3; ++P) {
+    for (int64_t R = 0; R < K; ++R)
+      for (int64_t C = 0; C < N[P]; ++C) {
+        float V = Value(P, R, C);
+        std::memcpy(&(*File)[Off + size_t(R * N[P] + C) * 4], &V, 4);
+      }
+    std::string Name = "w" + std::to_string(P);
+    ::solder::Value *W = G.addConstant(
+        Name, Tensor::view(DType::F32, {K, N[P]}, File->data() + Off, File));
+    Node *MM = G.addNode(OpKind::MatMul, {X, W}, {Name + ".out"}, Name);
+    ASSERT_FALSE(bool(inferNodeTypes(*MM)));
+    G.addOutput(MM->result(0));
+    Off += size_t(K * N[P]) * 4;
+  }
+  FusionState State({});
+  HorizontalMatMulFusion Pass(State);
+  DecisionLog Log;
+  llvm::Expected<bool> Changed = Pass.run(G, Log);
+  ASSERT_TRUE(Changed && *Changed)
+      << (Changed ? "" : llvm::toString(Changed.takeError()));
+  const Tensor *Packed = nullptr;
+  for (const auto &Nd : G.nodes())
+    if (Nd->kind() == OpKind::MatMul)
+      Packed = Nd->operand(1)->constant();
+  ASSERT_TRUE(Packed);
+  const int64_t Total = N[0] + N[1] + N[2];
+  ASSERT_EQ(Packed->dims(), llvm::ArrayRef<int64_t>({K, Total}));
+  const float *D = Packed->data<float>();
+  int64_t Wrong = 0;
+  for (int64_t R = 0; R < K; ++R)
+    for (int64_t C = 0, P = 0, Base = 0; C < Total; ++C) {
+      if (C - Base == N[P])
+        Base += N[P++];
+      Wrong += D[R * Total + C] != Value(int(P), R, C - Base);
+    }
+  EXPECT_EQ(Wrong, 0);
 }
