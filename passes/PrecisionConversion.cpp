@@ -64,27 +64,37 @@ void reduceFloats(const char *In, uint16_t *Out, int64_t N, DType T,
     }
     return;
   }
-  for (int64_t I = 0; I < N; ++I) {
-    uint32_t U;
-    std::memcpy(&U, In + 4 * I, 4);
-    uint32_t Abs = Clamped(U & 0x7fffffffu);
-    // A normal half: rebias the exponent, round to nearest even (the 13
-    // dropped bits plus 0xfff plus the kept last bit carry into bit 13
-    // exactly when they round up).
-    uint32_t H = (Abs >> 13) - (112u << 10);
-    H += ((Abs & 0x1fffu) + 0xfffu + (H & 1u)) >> 13;
-    // Overflow and infinity to infinity, NaN to the quiet NaN.
-    uint32_t Special = Abs > 0x7f800000u ? 0x7e00u : 0x7c00u;
-    H = Abs >= 0x477ff000u ? Special : H;
-    Out[I] = uint16_t((U >> 16 & 0x8000u) | H);
-  }
-  // Subnormal halves (|x| < 2^-14, a few weights in a thousand): redone
-  // exactly; this loop only compares for the others.
-  for (int64_t I = 0; I < N; ++I) {
-    float V;
-    std::memcpy(&V, In + 4 * I, 4);
-    if (std::fabs(V) < 6.103515625e-05f)
-      Out[I] = floatToHalf(V);
+  // Blocks of 64: the vectorized loop also notes whether a block holds a
+  // subnormal half (|x| < 2^-14, a few weights in a thousand), and only
+  // such blocks are redone exactly. A second scalar pass over everything
+  // looking for them was 30% of the conversion.
+  constexpr int64_t Block = 64;
+  for (int64_t B = 0; B < N; B += Block) {
+    int64_t E = std::min(N, B + Block);
+    uint32_t AnySubnormal = 0;
+    for (int64_t I = B; I < E; ++I) {
+      uint32_t U;
+      std::memcpy(&U, In + 4 * I, 4);
+      uint32_t Abs = Clamped(U & 0x7fffffffu);
+      // A normal half: rebias the exponent, round to nearest even (the 13
+      // dropped bits plus 0xfff plus the kept last bit carry into bit 13
+      // exactly when they round up).
+      uint32_t H = (Abs >> 13) - (112u << 10);
+      H += ((Abs & 0x1fffu) + 0xfffu + (H & 1u)) >> 13;
+      // Overflow and infinity to infinity, NaN to the quiet NaN.
+      uint32_t Special = Abs > 0x7f800000u ? 0x7e00u : 0x7c00u;
+      H = Abs >= 0x477ff000u ? Special : H;
+      Out[I] = uint16_t((U >> 16 & 0x8000u) | H);
+      AnySubnormal |= uint32_t(Abs < 0x38800000u);
+    }
+    if (!AnySubnormal)
+      continue;
+    for (int64_t I = B; I < E; ++I) {
+      float V;
+      std::memcpy(&V, In + 4 * I, 4);
+      if (std::fabs(V) < 6.103515625e-05f)
+        Out[I] = floatToHalf(V);
+    }
   }
 }
 
