@@ -127,6 +127,28 @@ Tensor Tensor::uninitialized(DType Elem, llvm::ArrayRef<int64_t> Dims) {
   return T;
 }
 
+Tensor TensorArena::uninitialized(DType Elem, llvm::ArrayRef<int64_t> Dims) {
+  Tensor T;
+  T.Elem = Elem;
+  T.Dims.assign(Dims.begin(), Dims.end());
+  size_t Bytes = T.byteSize();
+  // Whole 64-byte lines per tensor, as allocateStorage gives.
+  size_t Lines = (std::max<size_t>(Bytes, 1) + 63) / 64 * 64;
+  if (Lines > Size - Used) {
+    constexpr size_t Largest = size_t(256) << 20;
+    size_t Want = std::max(Lines, Next);
+    Next = std::min(Largest, Next * 2);
+    Block = allocateStorage(Want, /*Zeroed=*/false);
+    Size = Want;
+    Used = 0;
+  }
+  char *P = Block.get() + Used;
+  std::memset(P + Bytes, 0, Lines - Bytes); // no byte is ever undefined
+  T.Storage = std::shared_ptr<char>(Block, P);
+  Used += Lines;
+  return T;
+}
+
 Tensor Tensor::copyOf(DType Elem, llvm::ArrayRef<int64_t> Dims,
                       const void *Src) {
   Tensor T;
@@ -204,7 +226,8 @@ static void permuteInto(const char *InBytes, char *DstBytes,
   }
 }
 
-Tensor Tensor::transposed(llvm::ArrayRef<int64_t> Perm) const {
+Tensor Tensor::transposed(llvm::ArrayRef<int64_t> Perm,
+                          TensorArena *Arena) const {
   unsigned R = rank();
   assert(Perm.size() == R && "perm rank differs from the tensor's");
   llvm::SmallVector<int64_t, 6> InStrides(R, 1), OutDims(R), Src(R);
@@ -215,7 +238,8 @@ Tensor Tensor::transposed(llvm::ArrayRef<int64_t> Perm) const {
     Src[I] = InStrides[Perm[I]];
   }
   // Every element is written below: no zero fill first.
-  Tensor Out = Tensor::uninitialized(Elem, OutDims);
+  Tensor Out = Arena ? Arena->uninitialized(Elem, OutDims)
+                     : Tensor::uninitialized(Elem, OutDims);
   if (Out.numElements() == 0)
     return Out;
   const char *In = static_cast<const char *>(rawData());

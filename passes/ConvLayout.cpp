@@ -66,7 +66,7 @@ public:
     if (!XT)
       return XT.takeError();
     Value *WT = G.addConstant(G.uniqueName(W->name() + ".nhwc"),
-                              W->constant()->transposed(ToNhwcPerm));
+                              W->constant()->transposed(ToNhwcPerm, &Arena));
     std::vector<Value *> Ops = {*XT, WT};
     if (N.numOperands() > 2 && N.operand(2))
       Ops.push_back(N.operand(2));
@@ -352,7 +352,7 @@ private:
         llvm::SmallVector<int64_t, 6> Full(Rank - C.rank(), 1);
         Full.append(C.dims().begin(), C.dims().end());
         Ops.push_back(G.addConstant(G.uniqueName(O->name() + ".nhwc"),
-                                    C.reshaped(Full).transposed(Inv)));
+                                    C.reshaped(Full).transposed(Inv, &Arena)));
       }
     }
     llvm::Expected<Node *> C = cloneOn(N, Ops);
@@ -426,6 +426,8 @@ private:
   }
 
   Graph &G;
+  /// Storage of the transposed weights (a model's worth, in huge pages).
+  TensorArena Arena;
 };
 
 } // namespace

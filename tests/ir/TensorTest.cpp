@@ -117,3 +117,49 @@ TEST(TensorTest, TransposedPermutesLikeOnnxTranspose) {
   // And back: the inverse perm restores X.
   EXPECT_TRUE(Y.transposed({0, 3, 1, 2}).bitwiseEqual(X));
 }
+
+TEST(TensorTest, ArenaTensorsAreAlignedApartAndOutliveTheArena) {
+  // Tensors of one arena: 64-byte aligned, never overlapping (one larger
+  // than a block gets its own), the padding to their 64-byte line zeroed,
+  // and alive, with what was written, after the arena is gone.
+  std::vector<Tensor> Ts;
+  {
+    TensorArena A;
+    for (int64_t N : {int64_t(3), int64_t(1000), int64_t(5) << 20, int64_t(7),
+                      int64_t(33)}) {
+      Tensor T = A.uninitialized(DType::F16, {N});
+      std::memset(T.mutableRawData(), int(Ts.size() + 1), T.byteSize());
+      Ts.push_back(std::move(T));
+    }
+  }
+  std::vector<std::pair<const char *, const char *>> Spans;
+  for (size_t I = 0; I < Ts.size(); ++I) {
+    const char *P = static_cast<const char *>(Ts[I].rawData());
+    size_t Bytes = Ts[I].byteSize();
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(P) % 64, 0u) << I;
+    EXPECT_EQ(std::count(P, P + Bytes, char(I + 1)), int64_t(Bytes)) << I;
+    size_t Lines = (Bytes + 63) / 64 * 64;
+    EXPECT_EQ(std::count(P + Bytes, P + Lines, '\0'), int64_t(Lines - Bytes))
+        << I;
+    Spans.push_back({P, P + Lines});
+  }
+  std::sort(Spans.begin(), Spans.end());
+  for (size_t I = 1; I < Spans.size(); ++I)
+    EXPECT_LE(Spans[I - 1].second, Spans[I].first) << "overlap";
+}
+
+TEST(TensorTest, TransposedIntoAnArenaEqualsTheOwnStorageOne) {
+  // The same permutation with and without an arena: the same tensor.
+  Tensor W(DType::F32, {4, 3, 2, 5});
+  float *P = W.mutableData<float>();
+  for (int64_t I = 0; I < W.numElements(); ++I)
+    P[I] = float(I) * 0.5f - 7.0f;
+  TensorArena A;
+  const int64_t Perm[] = {0, 2, 3, 1};
+  Tensor Own = W.transposed(Perm), InArena = W.transposed(Perm, &A);
+  EXPECT_TRUE(Own.bitwiseEqual(InArena));
+  EXPECT_NE(Own.rawData(), InArena.rawData());
+  // Negative twin: another permutation differs.
+  const int64_t Other[] = {0, 3, 1, 2};
+  EXPECT_FALSE(W.transposed(Other, &A).bitwiseEqual(Own));
+}
