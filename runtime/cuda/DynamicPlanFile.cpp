@@ -73,20 +73,10 @@ static uint64_t getU64(StringRef B) {
   return V;
 }
 
-static std::string headerText(const DynamicPlan &P) {
-  return formatv("{0}", json::Value(header(P.Opts))).str();
-}
-
-/// The file's bytes: magic, version, header size, header, model size,
-/// model, checksum.
-static uint64_t fileBytes(const DynamicPlan &P, StringRef Head) {
-  return sizeof(Magic) + 4 + 8 + Head.size() + 8 + P.OnnxBytes.size() + 8;
-}
-
-/// Parts goes through Write (the ONNX model, up to gigabytes, in batches),
-/// the rest through Out.
-static void emit(const DynamicPlan &P, StringRef Head, raw_ostream &Out,
-                 PartWriter Write) {
+/// The file up to the model: magic, version, header size, header (JSON),
+/// model size. The model and its checksum follow.
+static std::string prefix(const DynamicPlan &P) {
+  std::string Head = formatv("{0}", json::Value(header(P.Opts))).str();
   std::string Body;
   raw_string_ostream OS(Body);
   OS.write(Magic, sizeof(Magic));
@@ -96,10 +86,16 @@ static void emit(const DynamicPlan &P, StringRef Head, raw_ostream &Out,
   putU64(OS, Head.size());
   OS << Head;
   putU64(OS, P.OnnxBytes.size());
-  OS.flush();
+  return OS.str();
+}
+
+/// The file after Prefix: the model through Write (up to gigabytes, in
+/// batches), then the checksum of everything before it.
+static void emit(const DynamicPlan &P, StringRef Prefix, raw_ostream &Out,
+                 PartWriter Write) {
   PlanChecksum Sum;
-  Sum.update(Body);
-  Out << Body;
+  Sum.update(Prefix);
+  Out << Prefix;
   std::vector<StringRef> Parts;
   appendParts(P.OnnxBytes, Parts);
   checksumAndWrite(Parts, Sum, Write);
@@ -107,13 +103,10 @@ static void emit(const DynamicPlan &P, StringRef Head, raw_ostream &Out,
 }
 
 std::string serializeDynamicPlan(const DynamicPlan &P) {
-  std::string S;
-  raw_string_ostream OS(S);
-  emit(P, headerText(P), OS, [&](ArrayRef<StringRef> Parts) {
-    for (StringRef Part : Parts)
-      OS << Part;
+  std::string Prefix = prefix(P);
+  return emitToString([&](raw_pwrite_stream &OS, PartWriter Write) {
+    emit(P, Prefix, OS, Write);
   });
-  return OS.str();
 }
 
 /// The header's fields back into options; an error names a bad one.
@@ -250,14 +243,13 @@ Expected<DynamicPlan> deserializeDynamicPlan(StringRef Bytes) {
 }
 
 Error writeDynamicPlanFile(StringRef Path, const DynamicPlan &P) {
-  std::string Head = headerText(P);
-  return writeAtomically(
+  std::string Prefix = prefix(P);
+  return emitToFile(
       Path,
-      [&](AtomicFileStream &OS) {
-        emit(P, Head, OS,
-             [&](ArrayRef<StringRef> Parts) { OS.writeGather(Parts); });
+      [&](raw_pwrite_stream &OS, PartWriter Write) {
+        emit(P, Prefix, OS, Write);
       },
-      fileBytes(P, Head));
+      Prefix.size() + P.OnnxBytes.size() + 8);
 }
 
 Expected<DynamicPlan> readDynamicPlanFile(StringRef Path) {

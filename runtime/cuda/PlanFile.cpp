@@ -500,14 +500,21 @@ static void emitPlan(const Plan &P, StringRef Meta, raw_pwrite_stream &OS,
   OS.pwrite(H.data(), H.size(), 0);
 }
 
-std::string serializePlan(const Plan &P) {
+std::string emitToString(FileEmitter Emit) {
   SmallVector<char, 0> Out;
   raw_svector_ostream OS(Out);
-  emitPlan(P, serializeMetadata(P), OS, [&](ArrayRef<StringRef> Parts) {
+  Emit(OS, [&](ArrayRef<StringRef> Parts) {
     for (StringRef Part : Parts)
       OS << Part;
   });
   return std::string(Out.data(), Out.size());
+}
+
+std::string serializePlan(const Plan &P) {
+  std::string Meta = serializeMetadata(P);
+  return emitToString([&](raw_pwrite_stream &OS, PartWriter Write) {
+    emitPlan(P, Meta, OS, Write);
+  });
 }
 
 /// Within cuTensorMapEncodeTiled's limits: f16/bf16, dims and strides
@@ -942,13 +949,21 @@ Expected<Plan> deserializePlan(StringRef Bytes,
   return std::move(P);
 }
 
-Error writePlanFile(StringRef Path, const Plan &P) {
-  std::string Meta = serializeMetadata(P);
+Error emitToFile(StringRef Path, FileEmitter Emit, uint64_t SizeHint) {
   return writeAtomically(
       Path,
       [&](AtomicFileStream &OS) {
-        emitPlan(P, Meta, OS,
-                 [&](ArrayRef<StringRef> Parts) { OS.writeGather(Parts); });
+        Emit(OS, [&](ArrayRef<StringRef> Parts) { OS.writeGather(Parts); });
+      },
+      SizeHint);
+}
+
+Error writePlanFile(StringRef Path, const Plan &P) {
+  std::string Meta = serializeMetadata(P);
+  return emitToFile(
+      Path,
+      [&](raw_pwrite_stream &OS, PartWriter Write) {
+        emitPlan(P, Meta, OS, Write);
       },
       weightsOffset(Meta.size()) + P.Weights.size());
 }

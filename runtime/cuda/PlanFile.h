@@ -82,6 +82,16 @@ void appendParts(llvm::StringRef Bytes, std::vector<llvm::StringRef> &Parts);
 /// few MiB; a large blob is checksummed on a second thread meanwhile.
 void checksumAndWrite(llvm::ArrayRef<llvm::StringRef> Parts, PlanChecksum &Sum,
                       PartWriter Write);
+/// Writes a file's bytes: the small pieces through OS, the large byte
+/// ranges through Write (gathered into few system calls for a file).
+using FileEmitter =
+    llvm::function_ref<void(llvm::raw_pwrite_stream &OS, PartWriter Write)>;
+/// The bytes Emit writes, in memory (tests and in-memory use).
+std::string emitToString(FileEmitter Emit);
+/// Emit's bytes written to Path as writeAtomically writes (SizeHint
+/// likewise), its large ranges through AtomicFileStream::writeGather.
+llvm::Error emitToFile(llvm::StringRef Path, FileEmitter Emit,
+                       uint64_t SizeHint = 0);
 
 /// The plan file's bytes (tests and in-memory use; files are streamed).
 std::string serializePlan(const Plan &P);
