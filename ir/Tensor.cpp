@@ -11,6 +11,12 @@
 
 namespace solder {
 
+/// Bytes rounded up to whole 64-byte lines (vector loops read whole lines),
+/// at least one.
+static size_t lineBytes(size_t Bytes) {
+  return (std::max<size_t>(Bytes, 1) + 63) / 64 * 64;
+}
+
 static std::shared_ptr<char> allocateStorage(size_t Bytes, bool Zeroed = true) {
   // 64-byte alignment so BLAS and vector loops get aligned rows; never a
   // zero-sized allocation, so rawData() of an empty tensor is non-null.
@@ -29,9 +35,9 @@ static std::shared_ptr<char> allocateStorage(size_t Bytes, bool Zeroed = true) {
   if (Align == Huge)
     ::madvise(P, Rounded, MADV_HUGEPAGE); // a hint: failure changes nothing
 #endif
-  // Defined through the last 64-byte line (vector loops read whole lines);
-  // a huge allocation's tail past it is never read, so never touched.
-  size_t Lines = (std::max<size_t>(Bytes, 1) + 63) / 64 * 64;
+  // Defined through the last 64-byte line; a huge allocation's tail past
+  // it is never read, so never touched.
+  size_t Lines = lineBytes(Bytes);
   if (Zeroed)
     std::memset(P, 0, Lines);
   else if (Lines > Bytes) // the padding, so no byte is ever undefined
@@ -133,7 +139,7 @@ Tensor TensorArena::uninitialized(DType Elem, llvm::ArrayRef<int64_t> Dims) {
   T.Dims.assign(Dims.begin(), Dims.end());
   size_t Bytes = T.byteSize();
   // Whole 64-byte lines per tensor, as allocateStorage gives.
-  size_t Lines = (std::max<size_t>(Bytes, 1) + 63) / 64 * 64;
+  size_t Lines = lineBytes(Bytes);
   if (Lines > Size - Used) {
     constexpr size_t Largest = size_t(256) << 20;
     size_t Want = std::max(Lines, Next);
