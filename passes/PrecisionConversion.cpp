@@ -16,13 +16,13 @@
 #include "passes/PrecisionConversion.h"
 #include "ir/OpRegistry.h"
 #include "ir/Tensor.h"
+#include "passes/Slices.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/Support/FormatVariadic.h"
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <thread>
 #include <vector>
 
 namespace solder {
@@ -104,25 +104,11 @@ void reduceFloats(const char *In, uint16_t *Out, int64_t N, DType T,
 void reduceFloatsParallel(const char *In, uint16_t *Out, int64_t N, DType T,
                           float Max) {
   constexpr int64_t Slice = int64_t(1) << 18;
-  int64_t Threads =
-      std::min<int64_t>(std::max(1u, std::thread::hardware_concurrency()),
-                        std::min<int64_t>(16, (N + Slice - 1) / Slice));
-  if (Threads <= 1) {
-    reduceFloats(In, Out, N, T, Max);
-    return;
-  }
-  int64_t Per = (N + Threads - 1) / Threads;
-  std::vector<std::thread> Workers;
-  for (int64_t W = 1; W < Threads; ++W) {
-    int64_t Begin = W * Per, End = std::min(N, Begin + Per);
-    if (Begin < End)
-      Workers.emplace_back([=] {
-        reduceFloats(In + 4 * Begin, Out + Begin, End - Begin, T, Max);
-      });
-  }
-  reduceFloats(In, Out, std::min(N, Per), T, Max);
-  for (std::thread &W : Workers)
-    W.join();
+  forEachSlice(N,
+               hardwareThreads(std::min<int64_t>(16, (N + Slice - 1) / Slice)),
+               [&](int64_t Begin, int64_t End) {
+                 reduceFloats(In + 4 * Begin, Out + Begin, End - Begin, T, Max);
+               });
 }
 
 const PrecisionRule Policy[] = {
