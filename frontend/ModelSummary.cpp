@@ -210,6 +210,7 @@ public:
     for (int I = 0; I < G.initializer_size(); ++I) {
       const onnx::TensorProto &T = G.initializer(I);
       ConstantNames.insert(T.name());
+      noteExternal(T);
       if (T.data_type() == onnx::TensorProto::BOOL)
         noteBoolConstant(T, CutRaw ? (*CutRaw)[I] : std::nullopt);
     }
@@ -218,9 +219,17 @@ public:
   }
 
   StringMap<unsigned> Histogram;
-  std::set<std::string> Unsupported;
+  std::set<std::string> Unsupported, ExternalLocations;
 
 private:
+  void noteExternal(const onnx::TensorProto &T) {
+    if (T.data_location() != onnx::TensorProto::EXTERNAL)
+      return;
+    for (const onnx::StringStringEntryProto &KV : T.external_data())
+      if (KV.key() == "location")
+        ExternalLocations.insert(KV.value());
+  }
+
   void noteBoolConstant(const onnx::TensorProto &T,
                         std::optional<StringRef> CutRaw = std::nullopt) {
     // A training_mode operand that is a constant false is inference.
@@ -264,6 +273,10 @@ private:
     }
     checkLegacy(N);
     for (const onnx::AttributeProto &A : N.attribute()) {
+      if (A.has_t())
+        noteExternal(A.t());
+      for (const onnx::TensorProto &T : A.tensors())
+        noteExternal(T);
       if (A.has_g())
         visitGraph(A.g());
       for (const onnx::GraphProto &G : A.graphs())
@@ -393,6 +406,8 @@ Expected<ModelSummary> summarizeOnnxBytes(StringRef Bytes, StringRef Name) {
   Walk.visitGraph(G, &Split->RawData);
   addHistogram(S, Walk.Histogram);
   S.UnsupportedOps.assign(Walk.Unsupported.begin(), Walk.Unsupported.end());
+  S.ExternalDataLocations.assign(Walk.ExternalLocations.begin(),
+                                 Walk.ExternalLocations.end());
   return S;
 }
 

@@ -58,6 +58,10 @@ struct ModelSummary {
   /// Features of old opsets solder refuses by design (legacy `broadcast`
   /// attribute, training-mode Dropout): "Add node 'a': ...".
   std::vector<std::string> LegacyFeatures;
+  /// The `location` of every tensor stored as external data (initializers,
+  /// Constant attributes, sub-graphs), as written, sorted, once each: the
+  /// files besides the model that its content depends on.
+  std::vector<std::string> ExternalDataLocations;
 
   /// The default-domain opset version (0 if absent).
   int64_t defaultOpset() const;

@@ -418,7 +418,7 @@ static Error bench(json::Object &Out) {
   return Error::success();
 }
 
-int runBenchCommand() {
+int runBenchCommand(CommandArgs) {
   json::Object Out;
   if (Error E = bench(Out))
     return reportError(std::move(E));

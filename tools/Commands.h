@@ -8,23 +8,27 @@
 #ifndef SOLDER_TOOLS_COMMANDS_H
 #define SOLDER_TOOLS_COMMANDS_H
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/CommandLine.h"
 
 namespace solder {
 
+/// Argv: the whole command line (compile keys its plan cache on it).
+using CommandArgs = llvm::ArrayRef<const char *>;
+
 struct Command {
   llvm::cl::SubCommand *Sub;
-  int (*Run)();
+  int (*Run)(CommandArgs Argv);
 };
 
 llvm::cl::SubCommand &inspectSubCommand();
-int runInspectCommand();
+int runInspectCommand(CommandArgs Argv);
 llvm::cl::SubCommand &dumpIrSubCommand();
-int runDumpIrCommand();
+int runDumpIrCommand(CommandArgs Argv);
 llvm::cl::SubCommand &runSubCommand();
-int runRunCommand();
+int runRunCommand(CommandArgs Argv);
 llvm::cl::SubCommand &testOnnxSubCommand();
-int runTestOnnxCommand();
+int runTestOnnxCommand(CommandArgs Argv);
 
 } // namespace solder
 

@@ -687,6 +687,6 @@ static int runCompare() {
   return AllPass ? ExitSuccess : ExitMismatch;
 }
 
-int runCompareCommand() { return runCompare(); }
+int runCompareCommand(CommandArgs) { return runCompare(); }
 
 } // namespace solder

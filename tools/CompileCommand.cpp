@@ -5,16 +5,21 @@
 // GPU (cuDNN algorithms are then chosen when the plan is loaded).
 // --fusion-report prints what was fused and how each group runs; with
 // =json the report is the only thing on stdout (the summary goes to
-// stderr).
+// stderr). A model compiled before with the same arguments gets the plan
+// it got then from the plan cache (tools/PlanCache.h).
 //
 //===----------------------------------------------------------------------===//
+#include "codegen/NvrtcCompiler.h"
+#include "codegen/NvrtcIdentity.h"
 #include "frontend/ModelSummary.h"
 #include "ir/FusedGroup.h"
+#include "runtime/cuda/CudaSupport.h"
 #include "runtime/cuda/LibraryCalls.h"
 #include "runtime/cuda/Plan.h"
 #include "runtime/cuda/PlanFile.h"
 #include "tools/CommandUtils.h"
 #include "tools/GpuCommands.h"
+#include "tools/PlanCache.h"
 #include "tools/Verbosity.h"
 #include "llvm/Support/BuryPointer.h"
 #include "llvm/Support/Chrono.h"
@@ -22,6 +27,7 @@
 #include "llvm/Support/Process.h"
 #include "llvm/Support/raw_ostream.h"
 #include <chrono>
+#include <optional>
 
 using namespace llvm;
 
@@ -81,6 +87,12 @@ static PrecisionFlags CompilePrecision(CompileCmd, CompileCat);
 static VerbosityFlags CompileVerbosity(CompileCmd, CompileCat);
 static LimitFlags CompileLimits(CompileCmd, CompileCat);
 static FusionReportFlag CompileReport(CompileCmd, CompileCat);
+static cl::opt<bool> CompileNoPlanCache(
+    "no-plan-cache",
+    cl::desc("Compile even when the plan cache (plans/ in the kernel cache "
+             "folder) holds the plan of this model, arguments and solder, "
+             "and leave the new plan out of it"),
+    cl::sub(CompileCmd), cl::cat(CompileCat));
 
 cl::SubCommand &compileSubCommand() { return CompileCmd; }
 
@@ -279,7 +291,134 @@ static void leaveToExit(std::shared_ptr<CompiledModel> Model,
   BuryPointer(std::move(Compiled));
 }
 
-int runCompileCommand() {
+/// What `compile` prints about the plan it wrote, kept with a cached plan
+/// so a hit prints it too.
+struct CompileSummary {
+  bool Dynamic = false;
+  std::string Ranges, Arch, TunedOn;
+  ModelStats S;
+
+  static CompileSummary of(const CompiledModel &M) {
+    CompileSummary C;
+    C.S = M.stats();
+    C.Dynamic = M.isDynamic();
+    C.Arch = M.plan().Arch;
+    C.TunedOn = M.plan().TunedOn;
+    if (C.Dynamic)
+      for (const TensorInfo &T : M.inputs()) {
+        C.Ranges += (C.Ranges.empty() ? "" : ", ") + T.Name + "=";
+        for (size_t D = 0; D < T.Ranges.size(); ++D)
+          C.Ranges +=
+              (D ? "x" : "") + (T.Ranges[D].Min == T.Ranges[D].Max
+                                    ? std::to_string(T.Ranges[D].Min)
+                                    : std::to_string(T.Ranges[D].Min) + ".." +
+                                          std::to_string(T.Ranges[D].Max));
+      }
+    return C;
+  }
+
+  /// One field per line; the strings (no newlines in them) last.
+  std::string encode() const {
+    return formatv("{0}\n{1}\n{2}\n{3}\n{4}\n{5}\n{6}\n{7}\n{8}\n{9}\n",
+                   int(Dynamic), S.Kernels, S.LibraryCalls, S.Steps,
+                   S.ArenaBytes, S.NaiveArenaBytes, S.WeightBytes, Arch,
+                   TunedOn, Ranges)
+        .str();
+  }
+  static std::optional<CompileSummary> decode(StringRef Text) {
+    SmallVector<StringRef, 11> L;
+    Text.split(L, '\n');
+    CompileSummary C;
+    int Dyn;
+    if (L.size() != 11 || !L[10].empty() || L[0].getAsInteger(10, Dyn) ||
+        L[1].getAsInteger(10, C.S.Kernels) ||
+        L[2].getAsInteger(10, C.S.LibraryCalls) ||
+        L[3].getAsInteger(10, C.S.Steps) ||
+        L[4].getAsInteger(10, C.S.ArenaBytes) ||
+        L[5].getAsInteger(10, C.S.NaiveArenaBytes) ||
+        L[6].getAsInteger(10, C.S.WeightBytes))
+      return std::nullopt;
+    C.Dynamic = Dyn != 0;
+    C.Arch = L[7].str();
+    C.TunedOn = L[8].str();
+    C.Ranges = L[9].str();
+    return C;
+  }
+
+  void print(raw_ostream &OS, StringRef Out, double Seconds,
+             bool Cached) const {
+    std::string Took =
+        formatv("compiled in {0:F2} s{1}", Seconds,
+                Cached ? " (the plan cache's: same model, arguments and "
+                         "solder; --no-plan-cache compiles anew)"
+                       : "")
+            .str();
+    if (Dynamic) {
+      OS << formatv("wrote {0}: a dynamic plan for {1} (the ONNX model and "
+                    "the options: each shape compiles when it first runs, "
+                    "with the kernel cache); the max shape: {2} kernels, {3} "
+                    "library calls, {4} steps, arena {5} bytes; {6}\n",
+                    Out, Ranges, S.Kernels, S.LibraryCalls, S.Steps,
+                    S.ArenaBytes, Took);
+      return;
+    }
+    OS << formatv("wrote {0}: {1} kernels ({2}), {3} library calls, {4} "
+                  "steps per run\n",
+                  Out, S.Kernels, Arch, S.LibraryCalls, S.Steps);
+    OS << formatv("arena {0} bytes (naive sum of intermediates {1} bytes, "
+                  "{2:F1}%), weights {3} bytes; {4}\n",
+                  S.ArenaBytes, S.NaiveArenaBytes,
+                  S.NaiveArenaBytes
+                      ? 100.0 * double(S.ArenaBytes) / double(S.NaiveArenaBytes)
+                      : 100.0,
+                  S.WeightBytes, Took);
+    OS << (TunedOn.empty()
+               ? std::string("library algorithms: chosen when the plan is "
+                             "loaded (compile with --tune on the GPU to store "
+                             "them)\n")
+               : "library algorithms: tuned on " + TunedOn + "\n");
+  }
+};
+
+/// The plan cache and this compile's key in it, when the compile may use
+/// it: an ONNX model (not a plan) compiled to a file, with nothing asked of
+/// the compile itself (a report, verbose notes, tuning on this GPU).
+static std::optional<std::pair<PlanCache, PlanCacheKey>>
+planCacheFor(CommandArgs Argv, bool Tuning) {
+  if (CompileNoPlanCache || Tuning || CompileReport.requested() ||
+      CompileVerbosity.verbose() || looksLikePlanFile(CompileModel) ||
+      writesInPlace(CompileOut))
+    return std::nullopt;
+  std::optional<std::vector<std::string>> Args = planCacheArgs(Argv);
+  NvrtcOptions N;
+  N.CacheDir = CompileCacheDir;
+  std::string CacheDir = resolveCacheDir(N);
+  if (!Args || CacheDir.empty())
+    return std::nullopt;
+  // The model's external-data files are part of what it is.
+  Expected<ModelSummary> Summary = summarizeOnnxFile(CompileModel);
+  if (!Summary) {
+    consumeError(Summary.takeError());
+    return std::nullopt;
+  }
+  // The architecture the compile would resolve (CompiledModel does the
+  // same when --arch is not given).
+  std::string Arch = CompileArch;
+  if (Arch.empty()) {
+    Expected<std::string> A = thisMachineArch(CacheDir);
+    Arch = A ? *A : "sm_90";
+    if (!A)
+      consumeError(A.takeError());
+  }
+  std::optional<PlanCacheKey> Key =
+      planCacheKey(*Args, CompileModel, Summary->ExternalDataLocations, Arch,
+                   nvrtcVersionFor(CacheDir));
+  if (!Key)
+    return std::nullopt;
+  return std::make_pair(PlanCache(CacheDir + "/plans"), std::move(*Key));
+}
+
+int runCompileCommand(CommandArgs Argv) {
   if (Error E = checkPassNames(CompileDisabled))
     return reportError(std::move(E));
   if (Expected<bool> J = CompileReport.wantsJson(); !J)
@@ -310,6 +449,20 @@ int runCompileCommand() {
   if (Error E = applyLimits(CompileLimits, Opts))
     return reportError(std::move(E));
   auto Start = std::chrono::steady_clock::now();
+  auto Elapsed = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                         Start)
+        .count();
+  };
+  std::optional<std::pair<PlanCache, PlanCacheKey>> Cache =
+      planCacheFor(Argv, TuneAlgorithms);
+  if (Cache)
+    if (std::optional<std::string> Hit =
+            Cache->first.serve(Cache->second, CompileOut))
+      if (std::optional<CompileSummary> S = CompileSummary::decode(*Hit)) {
+        S->print(outs(), CompileOut, Elapsed(), /*Cached=*/true);
+        return ExitSuccess;
+      }
   std::shared_ptr<CompiledModel> Model;
   std::unique_ptr<Graph> Compiled;
   if (looksLikePlanFile(CompileModel)) {
@@ -325,9 +478,7 @@ int runCompileCommand() {
     Model = std::move(C->Model);
     Compiled = std::move(C->CompiledGraph);
   }
-  double Seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - Start)
-          .count();
+  double Seconds = Elapsed();
   if (TuneAlgorithms) {
     if (Error E = Model->loadOnDevice())
       return reportError("--tune=" + TuneMode + " needs the plan's GPU here: " +
@@ -335,52 +486,15 @@ int runCompileCommand() {
   }
   if (Error E = Model->savePlan(CompileOut))
     return reportError(std::move(E));
-  ModelStats S = Model->stats();
+  CompileSummary S = CompileSummary::of(*Model);
+  if (Cache)
+    Cache->first.store(Cache->second, CompileOut, S.encode());
   bool Json = CompileReport.requested() && *CompileReport.wantsJson();
-  raw_ostream &SummaryOS = Json ? errs() : outs();
-  if (Model->isDynamic()) {
-    std::string Ranges;
-    for (const TensorInfo &T : Model->inputs()) {
-      Ranges += (Ranges.empty() ? "" : ", ") + T.Name + "=";
-      for (size_t D = 0; D < T.Ranges.size(); ++D)
-        Ranges +=
-            (D ? "x" : "") + (T.Ranges[D].Min == T.Ranges[D].Max
-                                  ? std::to_string(T.Ranges[D].Min)
-                                  : std::to_string(T.Ranges[D].Min) + ".." +
-                                        std::to_string(T.Ranges[D].Max));
-    }
-    SummaryOS << formatv("wrote {0}: a dynamic plan for {1} (the ONNX model "
-                         "and the options: each shape compiles when it first "
-                         "runs, with the kernel cache); the max shape: {2} "
-                         "kernels, {3} library calls, {4} steps, arena {5} "
-                         "bytes; compiled in {6:F2} s\n",
-                         CompileOut, Ranges, S.Kernels, S.LibraryCalls, S.Steps,
-                         S.ArenaBytes, Seconds);
-    if (CompileReport.requested())
-      CompileReport.print(outs(), fusionReportFromPlan(Model->plan(), nullptr));
-    leaveToExit(std::move(Model), std::move(Compiled));
-    return ExitSuccess;
-  }
-  SummaryOS << formatv("wrote {0}: {1} kernels ({2}), {3} library calls, {4} "
-                       "steps per run\n",
-                       CompileOut, S.Kernels, Model->plan().Arch,
-                       S.LibraryCalls, S.Steps);
-  SummaryOS << formatv("arena {0} bytes (naive sum of intermediates {1} bytes, "
-                       "{2:F1}%), weights {3} bytes; compiled in {4:F2} s\n",
-                       S.ArenaBytes, S.NaiveArenaBytes,
-                       S.NaiveArenaBytes ? 100.0 * double(S.ArenaBytes) /
-                                               double(S.NaiveArenaBytes)
-                                         : 100.0,
-                       S.WeightBytes, Seconds);
-  SummaryOS << (Model->plan().TunedOn.empty()
-                    ? std::string("library algorithms: chosen when the plan "
-                                  "is loaded (compile with --tune on the GPU "
-                                  "to store them)\n")
-                    : "library algorithms: tuned on " + Model->plan().TunedOn +
-                          "\n");
+  S.print(Json ? errs() : outs(), CompileOut, Seconds, /*Cached=*/false);
   if (CompileReport.requested())
-    CompileReport.print(outs(),
-                        fusionReportFromPlan(Model->plan(), Compiled.get()));
+    CompileReport.print(
+        outs(), fusionReportFromPlan(Model->plan(),
+                                     S.Dynamic ? nullptr : Compiled.get()));
   leaveToExit(std::move(Model), std::move(Compiled));
   return ExitSuccess;
 }

@@ -62,7 +62,7 @@ static FusionReportFlag DumpReport(DumpIrCmd, DumpIrCat);
 
 cl::SubCommand &dumpIrSubCommand() { return DumpIrCmd; }
 
-int runDumpIrCommand() {
+int runDumpIrCommand(CommandArgs) {
   if (Error E = checkPassNames(DumpDisabled))
     return reportError(std::move(E));
   if (Expected<bool> J = DumpReport.wantsJson(); !J)

@@ -83,7 +83,7 @@ static const PlanGroup *findGroup(const Plan &P, int64_t Id) {
   return nullptr;
 }
 
-int runDumpKernelsCommand() {
+int runDumpKernelsCommand(CommandArgs) {
   if (Error E = checkPassNames(DumpDisabled))
     return reportError(std::move(E));
   ModelLoadOptions Opts;

@@ -12,6 +12,7 @@
 #include "ir/Graph.h"
 #include "solder/Solder.h"
 #include "tools/CommandUtils.h"
+#include "tools/Commands.h"
 #include "tools/FusionReport.h"
 #include "llvm/Support/CommandLine.h"
 #include <memory>
@@ -21,15 +22,15 @@
 namespace solder {
 
 llvm::cl::SubCommand &compileSubCommand();
-int runCompileCommand();
+int runCompileCommand(CommandArgs Argv);
 llvm::cl::SubCommand &benchSubCommand();
-int runBenchCommand();
+int runBenchCommand(CommandArgs Argv);
 llvm::cl::SubCommand &dumpKernelsSubCommand();
-int runDumpKernelsCommand();
+int runDumpKernelsCommand(CommandArgs Argv);
 llvm::cl::SubCommand &compareSubCommand();
-int runCompareCommand();
+int runCompareCommand(CommandArgs Argv);
 llvm::cl::SubCommand &profileSubCommand();
-int runProfileCommand();
+int runProfileCommand(CommandArgs Argv);
 
 struct ModelLoadOptions {
   std::vector<std::string> Shapes; ///< --shape NAME=DIMS

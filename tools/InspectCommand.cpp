@@ -39,7 +39,7 @@ static std::string byteSize(uint64_t Bytes) {
   return OS.str();
 }
 
-int runInspectCommand() {
+int runInspectCommand(CommandArgs) {
   Expected<ModelSummary> SOrErr = summarizeOnnxFile(InspectModel);
   if (!SOrErr)
     return reportError(SOrErr.takeError());

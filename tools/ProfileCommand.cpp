@@ -425,7 +425,7 @@ static std::string fmt(const json::Object &J, StringRef Key, const char *F) {
   return "-";
 }
 
-int runProfileCommand() {
+int runProfileCommand(CommandArgs) {
   json::Object Out;
   if (Error E = profile(Out))
     return reportError(std::move(E));

@@ -235,7 +235,7 @@ static int runPlanCommand() {
 }
 #endif
 
-int runRunCommand() {
+int runRunCommand(CommandArgs) {
 #if SOLDER_HAVE_CUDA
   if (looksLikePlanFile(RunModel))
     return runPlanCommand();

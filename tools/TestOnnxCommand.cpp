@@ -366,7 +366,7 @@ static TestResult runTest(const TestCase &T) {
   return {Outcome::Fail, Why};
 }
 
-int runTestOnnxCommand() {
+int runTestOnnxCommand(CommandArgs) {
   if (Expected<std::unique_ptr<Backend>> B = createBackend(TestBackend); !B)
     return reportError(B.takeError());
   std::optional<Regex> Filter;

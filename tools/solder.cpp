@@ -1,8 +1,8 @@
 //===- solder.cpp - The solder command-line tool --------------------------===//
 //
 // `solder <command> [options]`: inspect, dump-ir, run, test-onnx (and,
-// with the CUDA toolkit, compile, bench, dump-kernels, compare, profile). This file
-// only parses the command line and dispatches; each command is in its own
+// with the CUDA toolkit, compile, bench, dump-kernels, compare, profile). This
+// file only parses the command line and dispatches; each command is in its own
 // <Name>Command.cpp. Exit codes: 0 success, 1 test failures or numeric
 // mismatch, 2 bad usage, bad input or unsupported model.
 //
@@ -78,7 +78,7 @@ int main(int argc, char **argv) {
 
   for (const Command &C : Commands)
     if (*C.Sub)
-      return C.Run();
+      return C.Run(ArrayRef<const char *>(argv, size_t(argc)));
   errs() << "error: no command given (solder --help lists them)\n";
   return ExitBadInput;
 }

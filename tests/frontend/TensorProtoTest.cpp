@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "frontend/TensorProto.h"
 #include "ModelBuilder.h"
+#include "frontend/ModelSummary.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
@@ -247,6 +248,41 @@ TEST(TensorProto, ExternalDataInsideFolder) {
   EXPECT_EQ(constValues((*G)->lookup("w")), (std::vector<double>{1, 2, 3, 4}));
   // importOnnxBytes resolves against the folder it is given.
   ASSERT_TRUE(bool(B.import({}, D.Path)));
+}
+
+TEST(TensorProto, SummaryNamesEveryExternalDataFile) {
+  // An initializer's file, a Constant's, one named twice: what a model's
+  // content depends on besides its own bytes (the plan cache hashes them).
+  ModelBuilder B = externalModel("weights/w.bin");
+  onnx::NodeProto &C = B.node("Constant", {}, {"c"});
+  onnx::AttributeProto *A = C.add_attribute();
+  A->set_name("value");
+  A->set_type(onnx::AttributeProto::TENSOR);
+  for (const char *Loc : {"c.bin", "weights/w.bin"}) {
+    onnx::TensorProto *T =
+        Loc[0] == 'c' ? A->mutable_t() : B.G->add_initializer();
+    T->set_name(Loc[0] == 'c' ? "c" : "w2");
+    T->set_data_type(TensorProto::FLOAT);
+    T->add_dims(1);
+    T->set_data_location(TensorProto::EXTERNAL);
+    auto *KV = T->add_external_data();
+    KV->set_key("location");
+    KV->set_value(Loc);
+  }
+  auto S = summarizeOnnxBytes(B.bytes(), "m.onnx");
+  ASSERT_TRUE(bool(S)) << llvm::toString(S.takeError());
+  EXPECT_EQ(S->ExternalDataLocations,
+            (std::vector<std::string>{"c.bin", "weights/w.bin"}));
+}
+
+TEST(TensorProto, SummaryOfAModelWithoutExternalDataNamesNoFile) {
+  ModelBuilder B(13);
+  B.input("x", {"4"});
+  B.node("Relu", {"x"}, {"y"});
+  B.output("y");
+  auto S = summarizeOnnxBytes(B.bytes(), "m.onnx");
+  ASSERT_TRUE(bool(S)) << llvm::toString(S.takeError());
+  EXPECT_TRUE(S->ExternalDataLocations.empty());
 }
 
 TEST(TensorProto, ExternalDataEscapingFolderRefused) {

@@ -6,6 +6,7 @@
 // model, with an "error: " message naming the problem.
 //
 //===----------------------------------------------------------------------===//
+#include "tests/tools/CliTestUtils.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringRef.h"
@@ -24,94 +25,9 @@
 
 using namespace llvm;
 
+using namespace solder::clitest;
+
 namespace {
-
-struct CliResult {
-  int Code = -1;
-  std::string Out, Err;
-};
-
-std::string dataPath(StringRef Name) {
-  SmallString<256> P(SOLDER_TEST_DATA_DIR);
-  sys::path::append(P, Name);
-  return std::string(P);
-}
-
-std::string readFile(StringRef Path) {
-  auto Buf = MemoryBuffer::getFile(Path, /*IsText=*/false,
-                                   /*RequiresNullTerminator=*/false);
-  return Buf ? (*Buf)->getBuffer().str() : std::string();
-}
-
-/// A temporary folder removed at the end of the test.
-class TempDir {
-public:
-  TempDir() {
-    std::error_code EC = sys::fs::createUniqueDirectory("solder-cli", Path);
-    EXPECT_FALSE(EC) << EC.message();
-  }
-  ~TempDir() { sys::fs::remove_directories(Path); }
-  std::string path(StringRef Sub = "") const {
-    SmallString<256> P(Path);
-    if (!Sub.empty())
-      sys::path::append(P, Sub);
-    return std::string(P);
-  }
-
-private:
-  SmallString<256> Path;
-};
-
-std::string quote(StringRef S) {
-  std::string Q = "'";
-  for (char C : S)
-    Q += C == '\'' ? std::string("'\\''") : std::string(1, C);
-  return Q + "'";
-}
-
-/// Runs `solder Args...`, capturing stdout and stderr.
-/// Runs solder with Args. OpensNvrtc: the command loads NVRTC (compile,
-/// dump-kernels), whose own C++ runtime allocates its 72,704-byte exception
-/// pool once and loses it at exit; LeakSanitizer (ASan builds) would report
-/// that as our leak, so leak detection is off for that child only.
-/// The shell words of `solder Args...` (see runSolder).
-std::string solderCommand(const std::vector<std::string> &Args,
-                          bool OpensNvrtc = false) {
-  std::string Cmd =
-      OpensNvrtc ? "ASAN_OPTIONS=\"${ASAN_OPTIONS}:detect_leaks=0\" " : "";
-  Cmd += quote(SOLDER_BINARY);
-  for (const std::string &A : Args)
-    Cmd += " " + quote(A);
-  return Cmd;
-}
-
-/// Runs a shell command line, capturing stdout and stderr.
-CliResult runShell(const std::string &CommandLine) {
-  TempDir Tmp;
-  std::string ErrFile = Tmp.path("stderr.txt");
-  std::string Cmd = "{ " + CommandLine + "; } 2>" + quote(ErrFile);
-  CliResult R;
-  FILE *P = popen(Cmd.c_str(), "r");
-  if (!P)
-    return R;
-  char Buf[4096];
-  size_t N;
-  while ((N = fread(Buf, 1, sizeof(Buf), P)) > 0)
-    R.Out.append(Buf, N);
-  int Status = pclose(P);
-  R.Code = WIFEXITED(Status) ? WEXITSTATUS(Status) : -1;
-  R.Err = readFile(ErrFile);
-  return R;
-}
-
-CliResult runSolder(const std::vector<std::string> &Args,
-                    bool OpensNvrtc = false) {
-  return runShell(solderCommand(Args, OpensNvrtc));
-}
-
-bool contains(StringRef Haystack, StringRef Needle) {
-  return Haystack.contains(Needle);
-}
 
 TEST(CliTest, HelpForEveryCommand) {
   CliResult Top = runSolder({"--help"});
@@ -603,10 +519,6 @@ TEST(CliFusion, NoFusionAndDisableFusionReachThePipeline) {
 }
 
 /// Runs a GPU-toolkit command; false (and skips) when this build lacks it.
-bool haveGpuCommands() {
-  CliResult R = runSolder({"compare", "--help"});
-  return R.Code == 0;
-}
 
 TEST(CliTest, CompileKeepsAskingForUnboundDims) {
   if (!haveGpuCommands())
@@ -871,15 +783,31 @@ TEST(CliReliability, MaxTensorBytesRefusesWithTheNodeNamed) {
   EXPECT_TRUE(contains(Limited.Out, "--max-tensor-bytes")) << Limited.Out;
 }
 
-/// Whether every file of Dir is a whole CUBIN (an ELF file) or the whole
-/// NVRTC identity record (codegen/NvrtcIdentity.h), none is a temporary,
-/// and there are N CUBINs.
+/// Whether every file of Dir is a whole CUBIN (an ELF file), the whole
+/// NVRTC identity record (codegen/NvrtcIdentity.h) or a whole entry of the
+/// plan cache, none is a temporary, and there are N CUBINs.
 void expectWholeCacheEntries(const std::string &Dir, size_t N) {
   std::error_code EC;
   size_t Count = 0;
   for (sys::fs::directory_iterator It(Dir, EC), End; It != End && !EC;
        It.increment(EC)) {
     StringRef Name = sys::path::filename(It->path());
+    if (Name == "plans") {
+      // The plan cache (tools/PlanCache.h): plans and their records, whole.
+      for (sys::fs::directory_iterator P(It->path(), EC), PEnd;
+           P != PEnd && !EC; P.increment(EC)) {
+        StringRef Entry = sys::path::filename(P->path());
+        StringRef Magic = Entry.endswith(".plan") ? "SLDRPLAN"
+                          : Entry.endswith(".key")
+                              ? "solder-plan-cache-entry-v1\n"
+                              : "";
+        EXPECT_FALSE(Magic.empty()) << "left in the cache: " << Entry.str();
+        EXPECT_TRUE(!Magic.empty() &&
+                    StringRef(readFile(P->path())).startswith(Magic))
+            << Entry.str();
+      }
+      continue;
+    }
     if (Name == "nvrtc-identity.txt") {
       std::string Record = readFile(It->path());
       EXPECT_TRUE(StringRef(Record).startswith("solder-nvrtc-identity-v1\n") &&
