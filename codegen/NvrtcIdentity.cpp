@@ -15,18 +15,6 @@ namespace {
 
 constexpr llvm::StringLiteral Magic = "solder-nvrtc-identity-v1";
 
-/// What identifies a library file: device, inode, size, modification time.
-std::string fileStamp(const std::string &Path) {
-  struct stat St;
-  if (Path.empty() || ::stat(Path.c_str(), &St) != 0)
-    return "";
-  return (llvm::Twine(uint64_t(St.st_dev)) + " " + llvm::Twine(St.st_ino) +
-          " " + llvm::Twine(int64_t(St.st_size)) + " " +
-          llvm::Twine(int64_t(St.st_mtim.tv_sec)) + "." +
-          llvm::Twine(int64_t(St.st_mtim.tv_nsec)))
-      .str();
-}
-
 std::string searchPath() {
   const char *P = std::getenv("LD_LIBRARY_PATH");
   return P ? P : "";

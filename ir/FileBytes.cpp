@@ -45,4 +45,15 @@ readFileBytes(llvm::StringRef Path, llvm::StringRef What, uint64_t MapAbove) {
   return std::move(*Buf);
 }
 
+std::string fileStamp(llvm::StringRef Path) {
+  struct stat St;
+  if (Path.empty() || ::stat(Path.str().c_str(), &St) != 0)
+    return "";
+  return std::to_string(uint64_t(St.st_dev)) + " " +
+         std::to_string(uint64_t(St.st_ino)) + " " +
+         std::to_string(int64_t(St.st_size)) + " " +
+         std::to_string(int64_t(St.st_mtim.tv_sec)) + "." +
+         std::to_string(int64_t(St.st_mtim.tv_nsec));
+}
+
 } // namespace solder

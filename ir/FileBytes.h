@@ -25,6 +25,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include <cstdint>
 #include <memory>
+#include <string>
 
 namespace solder {
 
@@ -36,6 +37,11 @@ constexpr uint64_t DefaultMapAboveBytes = uint64_t(64) << 20;
 llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
 readFileBytes(llvm::StringRef Path, llvm::StringRef What,
               uint64_t MapAbove = DefaultMapAboveBytes);
+
+/// "device inode size mtime.nanoseconds" of the file at Path, or "" when it
+/// cannot be stat-ed: what identifies a build of a file (a library, an
+/// executable) without reading it.
+std::string fileStamp(llvm::StringRef Path);
 
 } // namespace solder
 

@@ -39,18 +39,6 @@ std::string hex64(uint64_t V) {
   return S;
 }
 
-/// Device, inode, size and modification time: what identifies the build of
-/// a file without reading it.
-std::string fileStamp(StringRef Path) {
-  struct stat St;
-  if (::stat(Path.str().c_str(), &St) != 0)
-    return "";
-  return (Twine(uint64_t(St.st_dev)) + " " + Twine(uint64_t(St.st_ino)) + " " +
-          Twine(int64_t(St.st_size)) + " " + Twine(int64_t(St.st_mtim.tv_sec)) +
-          "." + Twine(int64_t(St.st_mtim.tv_nsec)))
-      .str();
-}
-
 /// One line of key text per ingredient: newlines and backslashes escaped so
 /// an argument cannot pose as another line.
 void addLine(std::string &Text, StringRef Tag, StringRef Value) {
