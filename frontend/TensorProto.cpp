@@ -123,6 +123,16 @@ llvm::Error checkDims(llvm::ArrayRef<int64_t> Dims, const llvm::Twine &What) {
   return llvm::Error::success();
 }
 
+bool externalLocationEscapes(llvm::StringRef Loc) {
+  bool Escapes = llvm::sys::path::is_absolute(Loc) ||
+                 llvm::sys::path::has_root_name(Loc) ||
+                 Loc.find('\0') != llvm::StringRef::npos;
+  for (auto It = llvm::sys::path::begin(Loc), E = llvm::sys::path::end(Loc);
+       It != E && !Escapes; ++It)
+    Escapes = *It == "..";
+  return Escapes;
+}
+
 /// Reads the bytes of an external-data tensor: the file named by `location`
 /// must lie inside BaseDir (no absolute path, no `..`, no symlink leading
 /// out), and [offset, offset+length) must hold exactly Expected bytes.
@@ -155,13 +165,7 @@ static llvm::Expected<std::string> readExternalData(const TensorProto &TP,
                      "' cannot be resolved (model loaded from bytes "
                      "without a base folder)");
   llvm::StringRef Loc = Location;
-  bool Escapes = llvm::sys::path::is_absolute(Loc) ||
-                 llvm::sys::path::has_root_name(Loc) ||
-                 Loc.find('\0') != llvm::StringRef::npos;
-  for (auto It = llvm::sys::path::begin(Loc), E = llvm::sys::path::end(Loc);
-       It != E && !Escapes; ++It)
-    Escapes = *It == "..";
-  if (Escapes)
+  if (externalLocationEscapes(Loc))
     return makeError(What + ": external data location '" + Location +
                      "' is outside the model's folder");
 

@@ -47,6 +47,11 @@ llvm::Expected<Tensor> tensorFromProtoCopy(const onnx::TensorProto &TP,
                                            llvm::StringRef BaseDir,
                                            const llvm::Twine &What);
 
+/// Whether an external-data location leaves the model's folder by its text
+/// alone: absolute, with a root name, a NUL or a `..` component (where a
+/// symlink leads is checked when the file is opened).
+bool externalLocationEscapes(llvm::StringRef Location);
+
 /// Fills TP with T (raw_data, dims, data_type) and Name.
 void tensorToProto(const Tensor &T, llvm::StringRef Name,
                    onnx::TensorProto &TP);

@@ -401,15 +401,9 @@ planCacheFor(CommandArgs Argv, bool Tuning) {
     consumeError(Summary.takeError());
     return std::nullopt;
   }
-  // The architecture the compile would resolve (CompiledModel does the
-  // same when --arch is not given).
-  std::string Arch = CompileArch;
-  if (Arch.empty()) {
-    Expected<std::string> A = thisMachineArch(CacheDir);
-    Arch = A ? *A : "sm_90";
-    if (!A)
-      consumeError(A.takeError());
-  }
+  // The architecture the compile will target.
+  std::string Arch =
+      CompileArch.empty() ? defaultCompileArch(CacheDir) : CompileArch;
   std::optional<PlanCacheKey> Key =
       planCacheKey(*Args, CompileModel, Summary->ExternalDataLocations, Arch,
                    nvrtcVersionFor(CacheDir));

@@ -1,6 +1,7 @@
 //===- PlanCache.cpp - Whole plans kept beside the kernel cache -----------===//
 #include "tools/PlanCache.h"
 #include "codegen/NvrtcCompiler.h"
+#include "frontend/TensorProto.h"
 #include "ir/FileBytes.h"
 #include "passes/Slices.h"
 #include "runtime/cuda/PlanFile.h"
@@ -198,12 +199,7 @@ planCacheKey(ArrayRef<std::string> Args, StringRef Model,
   StringRef Dir = sys::path::parent_path(Model);
   for (const std::string &Loc : ExternalLocations) {
     // Only files the importer would read: inside the model's folder.
-    bool Escapes = Loc.empty() || sys::path::is_absolute(Loc) ||
-                   StringRef(Loc).contains('\0');
-    for (auto It = sys::path::begin(Loc), E = sys::path::end(Loc);
-         It != E && !Escapes; ++It)
-      Escapes = *It == "..";
-    if (Escapes)
+    if (Loc.empty() || onnximport::externalLocationEscapes(Loc))
       return std::nullopt;
     SmallString<256> Full(Dir.empty() ? "." : Dir);
     sys::path::append(Full, Loc);
@@ -255,18 +251,14 @@ std::optional<std::string> PlanCache::serve(const PlanCacheKey &Key,
   if (!Temp)
     return std::nullopt;
   sys::RemoveFileOnSignal(*Temp);
-  auto Drop = [&] {
-    sys::fs::remove(*Temp);
-    sys::DontRemoveFileOnSignal(*Temp);
-  };
-  if (hashFileBytes(*Temp) != R->PlanHash || sys::fs::rename(*Temp, Out)) {
-    Drop();
-    return std::nullopt;
-  }
-  // rename() of two links to one file does nothing: Out already was it.
-  if (sys::fs::exists(*Temp))
-    sys::fs::remove(*Temp);
+  bool Served =
+      hashFileBytes(*Temp) == R->PlanHash && !sys::fs::rename(*Temp, Out);
+  // Gone once renamed, but for rename() of two links to one file, which
+  // does nothing (Out already was the plan).
+  sys::fs::remove(*Temp);
   sys::DontRemoveFileOnSignal(*Temp);
+  if (!Served)
+    return std::nullopt;
   return Used();
 }
 
@@ -279,18 +271,14 @@ void PlanCache::store(const PlanCacheKey &Key, StringRef Out,
   if (!Temp)
     return;
   sys::RemoveFileOnSignal(*Temp);
-  Record R;
   std::optional<std::string> Hash = hashFileBytes(*Temp);
-  if (!Hash || sys::fs::rename(*Temp, Entry)) {
-    sys::fs::remove(*Temp);
-    sys::DontRemoveFileOnSignal(*Temp);
-    return;
-  }
+  bool Stored = Hash && !sys::fs::rename(*Temp, Entry);
+  sys::fs::remove(*Temp); // gone once renamed
   sys::DontRemoveFileOnSignal(*Temp);
-  R.PlanHash = std::move(*Hash);
-  R.KeyText = Key.Text;
-  R.Summary = Summary.str();
-  consumeError(writeCacheFileAtomically(path(Key, ".key"), recordText(R)));
+  if (!Stored)
+    return;
+  consumeError(writeCacheFileAtomically(
+      path(Key, ".key"), recordText({*Hash, Key.Text, Summary.str()})));
   evict(Entry);
 }
 

@@ -194,13 +194,7 @@ RuntimeAccess::compileWith(Graph &G, const CompileOptions &Opts,
   if (PlanOpts.Arch.empty()) {
     NvrtcOptions Cache;
     Cache.CacheDir = Opts.CacheDir;
-    Expected<std::string> Arch = thisMachineArch(resolveCacheDir(Cache));
-    if (Arch) {
-      PlanOpts.Arch = *Arch;
-    } else {
-      consumeError(Arch.takeError());
-      PlanOpts.Arch = "sm_90";
-    }
+    PlanOpts.Arch = defaultCompileArch(resolveCacheDir(Cache));
   }
   PlanOpts.CacheDir = Opts.CacheDir;
   PlanOpts.AllowTF32 = Opts.AllowTF32 || Opts.Prec == Precision::TF32;

@@ -221,6 +221,14 @@ std::string driverIdentity(StringRef Root) {
   return Id;
 }
 
+std::string defaultCompileArch(StringRef CacheDir) {
+  Expected<std::string> Arch = thisMachineArch(CacheDir);
+  if (Arch)
+    return *Arch;
+  consumeError(Arch.takeError());
+  return "sm_90";
+}
+
 Expected<std::string> thisMachineArch(StringRef CacheDir, StringRef Driver) {
   const char *Visible = std::getenv("CUDA_VISIBLE_DEVICES");
   if (Visible && *Visible)

@@ -59,6 +59,9 @@ llvm::Expected<GpuPeaks> currentGpuPeaks();
 llvm::Expected<std::string>
 thisMachineArch(llvm::StringRef CacheDir,
                 llvm::StringRef Driver = "/proc/driver/nvidia");
+/// The architecture a compile without --arch targets: thisMachineArch, or
+/// sm_90 where it cannot tell (no GPU, no driver).
+std::string defaultCompileArch(llvm::StringRef CacheDir);
 /// What the NVIDIA driver under Driver says it is and which GPUs it drives
 /// (its version file, then each GPU's information file: model, UUID, bus),
 /// empty without them.
